@@ -1,0 +1,311 @@
+/**
+ * Compiling and running the two contract patterns without letting a pattern hold the actor hostage.
+ *
+ * A model-supplied pattern is untrusted: a backtracking regex can run for minutes on one line, and the actor's
+ * thread also owns the process, its timers and (for PTY jobs) native handles. So a pattern runs in one of two
+ * places (architecture invariant 1):
+ *   - inline, compiled with V8's linear-time engine (the `l` flag), when both patterns compile under it: no
+ *     input can make it backtrack, so it cannot delay the actor's own timers by more than linear work;
+ *   - otherwise in a sandbox worker (regex-sandbox.ts) that owns no native handles, gets lines in batches, and is
+ *     terminated when a batch overruns its deadline.
+ * Patterns use no flags of their own (no `u`, no `g`): lines are matched one at a time and a stateless `exec`
+ * is what both places run.
+ */
+import v8 from "node:v8";
+import { Worker } from "node:worker_threads";
+import type { RawMatch } from "./contract.ts";
+import { workerUrl } from "./entry-url.ts";
+
+let linearEngineEnabled = false;
+
+/**
+ * The linear engine is behind a V8 flag. Flags are process-wide and cannot be passed to a worker's execArgv; this
+ * one only makes the `l` flag available and changes nothing for regexes compiled without it.
+ */
+function enableLinearEngine(): void {
+  if (linearEngineEnabled) return;
+  v8.setFlagsFromString("--enable-experimental-regexp-engine");
+  linearEngineEnabled = true;
+}
+
+function compileLinear(source: string): RegExp | null {
+  enableLinearEngine();
+  try {
+    return new RegExp(source, "l");
+  } catch {
+    return null;
+  }
+}
+
+/** For the tool layer: does `source` compile as a JavaScript regex at all, and can it run in linear time. */
+export function validatePattern(source: string): { ok: true; linear: boolean } | { ok: false; error: string } {
+  try {
+    new RegExp(source);
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+  }
+  return { ok: true, linear: compileLinear(source) !== null };
+}
+
+/** A cheap necessary condition for a pattern to match a line: false means it cannot. */
+export type Prefilter = (text: string) => boolean;
+
+const META = new Set(["\\", "^", "$", ".", "|", "?", "*", "+", "(", ")", "[", "]", "{", "}"]);
+const QUANTIFIER = new Set(["?", "*", "+", "{"]);
+
+/**
+ * The literal every match of `source` must begin with, read from the start of the pattern, and whether the match
+ * is anchored at the start of the line. Conservative: a pattern with any `|` has none (an alternative could begin
+ * differently), an escape counts only for punctuation (`\{`, `\.`), and a quantified last character is dropped.
+ */
+export function requiredPrefix(source: string): { literal: string; anchored: boolean } | null {
+  if (source.includes("|")) return null;
+  const anchored = source.startsWith("^");
+  let at = anchored ? 1 : 0;
+  let literal = "";
+  let lastLength = 0;
+  while (at < source.length) {
+    const char = source[at] as string;
+    if (char === "\\") {
+      const next = source[at + 1];
+      if (next === undefined || /[0-9A-Za-z]/.test(next) || next.charCodeAt(0) > 0x7e) break;
+      literal += next;
+      lastLength = 1;
+      at += 2;
+    } else if (META.has(char)) {
+      break;
+    } else {
+      literal += char;
+      lastLength = char.length;
+      at += 1;
+    }
+  }
+  // `ab*` requires only "a": the character a quantifier applies to is optional or repeatable.
+  if (at < source.length && QUANTIFIER.has(source[at] as string)) literal = literal.slice(0, literal.length - lastLength);
+  return literal === "" ? null : { literal, anchored };
+}
+
+function prefilterOf(source: string): Prefilter | null {
+  const prefix = requiredPrefix(source);
+  if (prefix === null) return null;
+  const { literal, anchored } = prefix;
+  return anchored ? (text) => text.startsWith(literal) : (text) => text.includes(literal);
+}
+
+/** A compiled pattern with its prefilter: the regex runs only on lines the prefilter lets through. */
+export interface Pattern {
+  regex: RegExp;
+  prefilter: Prefilter | null;
+}
+
+function pattern(source: string, regex: RegExp): Pattern {
+  return { regex, prefilter: prefilterOf(source) };
+}
+
+function run(pattern: Pattern, text: string): RegExpExecArray | null {
+  if (pattern.prefilter !== null && !pattern.prefilter(text)) return null;
+  return pattern.regex.exec(text);
+}
+
+/**
+ * One line against the contract: the failure pattern first, because on one line a failure beats a success.
+ * `wantSuccess` false skips the success pattern (the contract no longer cares). Allocates only on a match.
+ */
+export function matchLine(result: Pattern, failure: Pattern | null, text: string, wantSuccess: boolean): RawMatch | null {
+  if (failure !== null) {
+    const found = run(failure, text);
+    if (found !== null) return { kind: "failure", text: found[0], groups: found.groups ?? null };
+  }
+  if (!wantSuccess) return null;
+  const found = run(result, text);
+  return found === null ? null : { kind: "success", text: found[0], groups: found.groups ?? null };
+}
+
+
+/** Compiles a pattern the way both the actor and the sandbox run it. */
+export function compilePattern(source: string, flags: "" | "l"): Pattern {
+  return pattern(source, new RegExp(source, flags));
+}
+
+export interface InlineMatcher {
+  readonly kind: "inline";
+  match(text: string, wantSuccess: boolean): RawMatch | null;
+}
+
+export interface SandboxOptions {
+  /** Longest one batch may take once the sandbox is running; over it the sandbox is terminated. */
+  batchDeadlineMs: number;
+  /** Longest the sandbox may take to start and compile the patterns. */
+  startDeadlineMs: number;
+}
+
+export const SANDBOX_DEFAULTS: SandboxOptions = { batchDeadlineMs: 5_000, startDeadlineMs: 30_000 };
+
+/** Lines the engine may have in flight in one sandbox batch. */
+export const SANDBOX_BATCH_LINES = 64;
+
+/** A match at `index` of the batch it was found in. */
+export interface IndexedMatch {
+  index: number;
+  match: RawMatch;
+}
+
+export interface SandboxMatcher {
+  readonly kind: "sandbox";
+  /** False when the prefilters rule out both patterns: the line need not be sent at all. */
+  mayMatch(text: string, wantSuccess: boolean): boolean;
+  /** Matches one batch (≤ SANDBOX_BATCH_LINES); rejects with a MatcherError when the sandbox fails or overruns. */
+  match(texts: readonly string[], wantSuccess: boolean): Promise<IndexedMatch[]>;
+  dispose(): Promise<void>;
+}
+
+export type Matcher = InlineMatcher | SandboxMatcher;
+
+export class MatcherError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "MatcherError";
+  }
+}
+
+/** Where each contract runs; an `error` means a pattern does not compile at all. */
+export function createMatcher(
+  resultPattern: string,
+  failurePattern: string | null,
+  options: Partial<SandboxOptions> = {},
+): { ok: true; matcher: Matcher } | { ok: false; error: string } {
+  for (const [field, source] of [["result_pattern", resultPattern], ["failure_pattern", failurePattern]] as const) {
+    if (source === null) continue;
+    const valid = validatePattern(source);
+    if (!valid.ok) return { ok: false, error: `${field}: ${valid.error}` };
+  }
+  const linearResult = compileLinear(resultPattern);
+  const linearFailure = failurePattern === null ? null : compileLinear(failurePattern);
+  if (linearResult !== null && (failurePattern === null || linearFailure !== null)) {
+    const result = pattern(resultPattern, linearResult);
+    const failure = failurePattern === null || linearFailure === null ? null : pattern(failurePattern, linearFailure);
+    return { ok: true, matcher: { kind: "inline", match: (text, wantSuccess) => matchLine(result, failure, text, wantSuccess) } };
+  }
+  return { ok: true, matcher: createSandboxMatcher(resultPattern, failurePattern, { ...SANDBOX_DEFAULTS, ...options }) };
+}
+
+// ── The sandbox side of the wire (regex-sandbox.ts speaks it) ────────────────────────────────────────────────────
+
+export interface SandboxInit {
+  resultPattern: string;
+  failurePattern: string | null;
+}
+export type SandboxRequest = { id: number; texts: readonly string[]; wantSuccess: boolean };
+export type SandboxReply =
+  | { type: "ready" }
+  | { type: "matches"; id: number; matches: IndexedMatch[] }
+  | { type: "error"; id: number | null; message: string };
+
+function createSandboxMatcher(resultPattern: string, failurePattern: string | null, options: SandboxOptions): SandboxMatcher {
+  const init: SandboxInit = { resultPattern, failurePattern };
+  // The prefilters are plain string searches, safe to run here; the regexes themselves only run in the sandbox.
+  const resultFilter = prefilterOf(resultPattern);
+  const failureFilter = failurePattern === null ? null : prefilterOf(failurePattern);
+  const mayMatch = (text: string, wantSuccess: boolean): boolean =>
+    (failurePattern !== null && (failureFilter === null || failureFilter(text))) ||
+    (wantSuccess && (resultFilter === null || resultFilter(text)));
+  const worker = new Worker(workerUrl("regex-sandbox"), {
+    workerData: init,
+    // A runaway pattern may also try to eat memory; the sandbox gets a small heap of its own.
+    resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+    stdout: false,
+    stderr: false,
+  });
+  // The sandbox never keeps the actor's thread alive on its own: a batch in flight holds a deadline timer.
+  worker.unref();
+
+  let ready = false;
+  let failed: MatcherError | null = null;
+  let disposed = false;
+  let nextId = 0;
+  type Pending = {
+    id: number;
+    resolve: (matches: IndexedMatch[]) => void;
+    reject: (error: MatcherError) => void;
+    timer: ReturnType<typeof setTimeout> | null;
+  };
+  let pending: Pending | null = null;
+
+  const startTimer = setTimeout(
+    () => fail(new MatcherError(`the regex sandbox did not start within ${options.startDeadlineMs} ms`)),
+    options.startDeadlineMs,
+  );
+
+  const fail = (error: MatcherError): void => {
+    if (failed !== null) return;
+    failed = error;
+    clearTimeout(startTimer);
+    if (pending !== null) {
+      if (pending.timer !== null) clearTimeout(pending.timer);
+      pending.reject(error);
+      pending = null;
+    }
+    void worker.terminate();
+  };
+
+  const armDeadline = (batch: Pending): void => {
+    batch.timer = setTimeout(
+      () => fail(new MatcherError(`a batch of lines took longer than ${options.batchDeadlineMs} ms in the regex sandbox`)),
+      options.batchDeadlineMs,
+    );
+  };
+
+  worker.on("message", (reply: SandboxReply) => {
+    if (reply.type === "ready") {
+      ready = true;
+      clearTimeout(startTimer);
+      // A batch posted before the sandbox was up starts its clock only now: start-up is not matching time.
+      if (pending !== null && pending.timer === null) armDeadline(pending);
+      return;
+    }
+    if (reply.type === "error") {
+      fail(new MatcherError(`regex sandbox: ${reply.message}`));
+      return;
+    }
+    if (pending === null || reply.id !== pending.id) return;
+    const done = pending;
+    pending = null;
+    if (done.timer !== null) clearTimeout(done.timer);
+    done.resolve(reply.matches);
+  });
+  worker.on("error", (error) => fail(new MatcherError(`regex sandbox crashed: ${error.message}`)));
+  worker.on("exit", (code) => {
+    if (!disposed) fail(new MatcherError(`regex sandbox exited with code ${code}`));
+  });
+
+  return {
+    kind: "sandbox",
+    mayMatch,
+    match(texts, wantSuccess) {
+      if (failed !== null) return Promise.reject(failed);
+      if (disposed) return Promise.reject(new MatcherError("the regex sandbox was disposed"));
+      if (pending !== null) return Promise.reject(new MatcherError("one batch at a time"));
+      if (texts.length > SANDBOX_BATCH_LINES) {
+        return Promise.reject(new MatcherError(`at most ${SANDBOX_BATCH_LINES} lines per batch`));
+      }
+      return new Promise<IndexedMatch[]>((resolve, reject) => {
+        const batch: Pending = { id: nextId++, resolve, reject, timer: null };
+        pending = batch;
+        const request: SandboxRequest = { id: batch.id, texts, wantSuccess };
+        worker.postMessage(request);
+        if (ready) armDeadline(batch);
+      });
+    },
+    async dispose() {
+      if (disposed) return;
+      disposed = true;
+      clearTimeout(startTimer);
+      if (pending !== null) {
+        if (pending.timer !== null) clearTimeout(pending.timer);
+        pending.reject(new MatcherError("the regex sandbox was disposed"));
+        pending = null;
+      }
+      await worker.terminate();
+    },
+  };
+}

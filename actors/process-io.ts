@@ -1,0 +1,236 @@
+/**
+ * Starting a command in its own process group, wired through pipes or a pseudo-terminal, behind one small
+ * interface so the job actor does not care which. Spawn problems become one clear message (missing working
+ * directory, missing shell) instead of an ENOENT that names the wrong file.
+ */
+import { spawn as spawnChild, type ChildProcess } from "node:child_process";
+import { accessSync, constants, statSync } from "node:fs";
+import { constants as osConstants } from "node:os";
+import { delimiter, isAbsolute, join } from "node:path";
+import type { JobIo, SourceName } from "../mailbox/protocol.ts";
+import { groupAlive } from "./process-group.ts";
+
+export interface ProcessIo {
+  readonly pid: number;
+  readonly kind: "pipes" | "pty";
+  /** Raw bytes in arrival order. */
+  onData(listener: (source: SourceName, chunk: Uint8Array) => void): void;
+  /** Every output stream has ended (EOF on both pipes, or the terminal closed). */
+  onDrained(listener: () => void): void;
+  /** The direct child exited; output may still be arriving. */
+  onExit(listener: (exitCode: number | null, signal: string | null) => void): void;
+  pause(): void;
+  resume(): void;
+  /** Queues bytes for the process; returns the bytes still waiting to be taken. */
+  write(bytes: Uint8Array): number;
+  pendingWriteBytes(): number;
+  /** Closes stdin; false when there is no stdin to close (PTY, or stdin not piped). */
+  endStdin(): boolean;
+  resize(cols: number, rows: number): boolean;
+  /** Stops reading: used once the group is gone but a descendant that escaped it still holds a stream open. */
+  abandonStreams(): void;
+}
+
+export class SpawnError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SpawnError";
+  }
+}
+
+export interface SpawnRequest {
+  command: string;
+  shell: string;
+  cwd: string;
+  env: Record<string, string> | null;
+  io: JobIo;
+}
+
+/** Checks what would otherwise fail inside the child with a misleading error. */
+export function checkSpawnable(request: SpawnRequest): void {
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(request.cwd).isDirectory();
+  } catch {
+    throw new SpawnError(`working directory does not exist: ${request.cwd}`);
+  }
+  if (!isDirectory) throw new SpawnError(`working directory is not a directory: ${request.cwd}`);
+  if (!resolveExecutable(request.shell, request.env ?? process.env)) {
+    throw new SpawnError(`shell not found or not executable: ${request.shell}`);
+  }
+}
+
+function resolveExecutable(name: string, env: NodeJS.ProcessEnv | Record<string, string>): string | null {
+  const candidates = isAbsolute(name) || name.includes("/")
+    ? [name]
+    : (env.PATH ?? "").split(delimiter).filter(Boolean).map((dir) => join(dir, name));
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // try the next PATH entry
+    }
+  }
+  return null;
+}
+
+export async function spawnProcess(request: SpawnRequest): Promise<ProcessIo> {
+  checkSpawnable(request);
+  return request.io.kind === "pty" ? spawnPty(request, request.io) : spawnPipes(request, request.io.stdin);
+}
+
+function spawnPipes(request: SpawnRequest, withStdin: boolean): Promise<ProcessIo> {
+  const child: ChildProcess = spawnChild(request.shell, ["-c", request.command], {
+    cwd: request.cwd,
+    env: request.env ?? process.env,
+    // A new session and process group: the pid is the pgid, and signals to -pgid reach every descendant.
+    detached: true,
+    stdio: [withStdin ? "pipe" : "ignore", "pipe", "pipe"],
+  });
+  return new Promise((resolve, reject) => {
+    child.once("error", (error) => reject(new SpawnError(`could not start ${request.shell}: ${error.message}`)));
+    child.once("spawn", () => resolve(wrapChild(child)));
+  });
+}
+
+function wrapChild(child: ChildProcess): ProcessIo {
+  const stdout = child.stdout!;
+  const stderr = child.stderr!;
+  const stdin = child.stdin;
+  let openStreams = 2;
+  const drained: (() => void)[] = [];
+  const onStreamEnd = () => {
+    openStreams -= 1;
+    if (openStreams === 0) for (const listener of drained) listener();
+  };
+  stdout.once("close", onStreamEnd);
+  stderr.once("close", onStreamEnd);
+  // EPIPE when the process exits before reading its input is expected, not a crash.
+  stdin?.on("error", () => {});
+  return {
+    pid: child.pid!,
+    kind: "pipes",
+    onData(listener) {
+      stdout.on("data", (chunk: Buffer) => listener("stdout", chunk));
+      stderr.on("data", (chunk: Buffer) => listener("stderr", chunk));
+    },
+    onDrained(listener) {
+      if (openStreams === 0) listener();
+      else drained.push(listener);
+    },
+    onExit(listener) {
+      child.once("exit", (code, signal) => listener(code, signal));
+    },
+    pause() {
+      stdout.pause();
+      stderr.pause();
+    },
+    resume() {
+      stdout.resume();
+      stderr.resume();
+    },
+    write(bytes) {
+      if (!stdin || stdin.destroyed || stdin.writableEnded) return 0;
+      stdin.write(bytes);
+      return stdin.writableLength;
+    },
+    pendingWriteBytes: () => stdin?.writableLength ?? 0,
+    endStdin() {
+      if (!stdin || stdin.writableEnded) return false;
+      stdin.end();
+      return true;
+    },
+    resize: () => false,
+    abandonStreams() {
+      stdout.destroy();
+      stderr.destroy();
+      stdin?.destroy();
+    },
+  };
+}
+
+async function spawnPty(request: SpawnRequest, io: { cols: number; rows: number }): Promise<ProcessIo> {
+  const pty = await import("@lydell/node-pty");
+  let term: import("@lydell/node-pty").IPty;
+  try {
+    term = pty.spawn(request.shell, ["-c", request.command], {
+      name: "xterm-256color",
+      cols: io.cols,
+      rows: io.rows,
+      cwd: request.cwd,
+      env: (request.env ?? process.env) as Record<string, string>,
+      // Raw bytes: decoding belongs to our framing, which handles sequences split across reads.
+      encoding: null,
+    });
+  } catch (error) {
+    throw new SpawnError(`could not start a terminal for ${request.shell}: ${(error as Error).message}`);
+  }
+  // node-pty rethrows socket errors other than EIO unless someone listens.
+  (term as unknown as { on?(event: string, listener: (error: unknown) => void): void }).on?.("error", () => {});
+  // Listen from the first moment and hold what arrives until the actor subscribes: events are not replayed.
+  let dataListener: ((source: SourceName, chunk: Uint8Array) => void) | null = null;
+  const early: Uint8Array[] = [];
+  term.onData((data) => {
+    const chunk = typeof data === "string" ? Buffer.from(data) : (data as Uint8Array);
+    if (dataListener) dataListener("pty", chunk);
+    else early.push(chunk);
+  });
+  let exit: { code: number | null; signal: string | null } | null = null;
+  const exitListeners: ((code: number | null, signal: string | null) => void)[] = [];
+  const drained: (() => void)[] = [];
+  // node-pty reports exit only after its socket closed, so all output has been read by then.
+  term.onExit(({ exitCode, signal }) => {
+    exit = signal ? { code: null, signal: signalName(signal) } : { code: exitCode, signal: null };
+    for (const listener of exitListeners) listener(exit.code, exit.signal);
+    for (const listener of drained) listener();
+  });
+  // node-pty returns right after fork, before the child's setsid(): a stop sent to the group in that window would
+  // find no group and claim success while the command goes on to run. Report the job only once its group exists.
+  await untilGroupExists(term.pid, 2000, () => exit !== null);
+  return {
+    pid: term.pid,
+    kind: "pty",
+    onData(listener) {
+      dataListener = listener;
+      for (const chunk of early.splice(0)) listener("pty", chunk);
+    },
+    onDrained(listener) {
+      if (exit) listener();
+      else drained.push(listener);
+    },
+    onExit(listener) {
+      if (exit) listener(exit.code, exit.signal);
+      else exitListeners.push(listener);
+    },
+    pause: () => term.pause(),
+    resume: () => term.resume(),
+    write(bytes) {
+      if (exit) return 0;
+      // The terminal's socket buffers internally; the bytes count as taken once handed over.
+      term.write(Buffer.from(bytes) as unknown as string);
+      return 0;
+    },
+    pendingWriteBytes: () => 0,
+    endStdin: () => false,
+    resize(cols, rows) {
+      if (exit) return false;
+      term.resize(cols, rows);
+      return true;
+    },
+    abandonStreams() {
+      // The terminal closes itself when its session ends; nothing to force here.
+    },
+  };
+}
+
+async function untilGroupExists(pgid: number, timeoutMs: number, exited: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!exited() && !groupAlive(pgid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
+}
+
+/** node-pty reports signals as numbers; the protocol speaks names (SIGTERM, SIGKILL). */
+function signalName(signal: number): string {
+  const found = Object.entries(osConstants.signals).find(([, value]) => value === signal);
+  return found ? found[0] : String(signal);
+}

@@ -1,0 +1,55 @@
+/**
+ * The read-only snapshots the UI draws. The host builds them; `ui/metrics/` renders them and never
+ * holds measurement state of its own.
+ */
+import type { EffQualifier } from "./recorder.ts";
+
+export interface JobFigures {
+  running: number;
+  linesPerSecond: number;
+  bytesPerSecond: number;
+  eventLoopDelayP99Ms: number | null;
+}
+
+export interface StatusItem {
+  key: string;
+  text: string;
+}
+
+export interface AgentGlance {
+  label: string;
+  ttftMs: number | null;
+  effTps: number | null;
+  state: "running" | "complete" | "interrupted";
+  active: number;
+}
+
+export interface FooterModel {
+  cwd: string;
+  gitBranch: string | null;
+  sessionName: string | null;
+  /** provider/model of the selected model. */
+  model: string | null;
+  thinkingLevel: string | null;
+  activity: "idle" | "running" | "settled" | "interrupted";
+  ttftMs: number | null;
+  effTps: number | null;
+  effQualifier: EffQualifier;
+  obsTps: number | null;
+  inputTokens: number;
+  outputTokens: number;
+  cost: number;
+  cacheRead: number;
+  cacheWrite: number;
+  cacheHit: number | null;
+  contextPercent: number | null;
+  contextTokens: number | null;
+  contextWindow: number | null;
+  agent: AgentGlance | null;
+  jobs: JobFigures | null;
+  /** Already sanitized and idle-filtered. */
+  statuses: StatusItem[];
+  /** Our own warnings (save failure, rejected agent snapshots). */
+  warnings: string[];
+  collapsed: boolean;
+}

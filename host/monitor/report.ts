@@ -1,0 +1,275 @@
+/**
+ * The model-facing terminal report of a monitor: compact `key=value` lines, one fact per line, every value escaped.
+ *
+ * Line order (each line only when it carries something):
+ *   Monitor: <description>   monitor_id=   status=   elapsed=          identity and verdict
+ *   matched=   completion=   stopped_by=                               what decided, and what the status proves
+ *   result_parse_error=   matched_truncated=   captures_truncated=   output_truncated=
+ *                                                                      integrity warnings, before the data they qualify
+ *   result=   capture.NAME=   capture_alias.OTHER=FIRST                the payload (or payload_encoding/payload_rle)
+ *   expected=   exit_code=   signal=   reason=   timeout_ms=           why it did not pass
+ *   output=[…]                                                         bounded diagnostic tail
+ *   next=                                                              the one next move, for runs that did not pass
+ *
+ * Choices the spec leaves to reading:
+ * - The spec's five worked cases predate two later rules it states: "every result names the completion mode that
+ *   produced it" and "a run that did not pass ends with one next= line". Reports follow the later rules, so case 1
+ *   gains `completion=exit`, cases 2–4 gain `completion=` and `next=`, and default reports carry `monitor_id=`.
+ * - `exit_code=0` is not repeated on a default exit-mode success: `completion=exit` already says the process exited 0.
+ * - A compact direct success whose data is intact (`compact=true`) drops the label, the id, the elapsed time, the
+ *   completion line and `matched=` (the model wrote the pattern; Pi's tool-call id correlates the reply). It keeps
+ *   `status=success`, then the proof of what the status means — `stopped_by=match` when the contract cut the run
+ *   short, else `exit_code=0` — then the payload. Everything dropped stays in the structured result.
+ * - Exit codes and signals the monitor caused itself (contract match, timeout, stop) are omitted: they describe the
+ *   kill, not the command.
+ * - `matched=` is evidence only when nothing more specific is shown: a result or captures already say what matched.
+ * - The output tail is oldest first, as the actor records it. Case 2's stderr line comes first because Python flushes
+ *   its piped stdout only at exit, after the unbuffered stderr line.
+ */
+import type { DiagnosticLine, MonitorOutcome } from "../../mailbox/monitor.ts";
+import { escapeJson, escapeText } from "./escape.ts";
+import { compactPayloadLines } from "./rle.ts";
+import type { MonitorStartOutput, MonitorTerminalResult } from "./schemas.ts";
+
+export interface ReportInput {
+  monitorId: string;
+  description: string;
+  outcome: MonitorOutcome;
+  elapsedMs: number;
+  timeoutMs: number;
+  /** The caller asked for `compact=true`. */
+  compact: boolean;
+  /** The report is the tool call's own result, not an asynchronous wake message. */
+  direct: boolean;
+  /** The result pattern, shown when the command finished without printing it. */
+  expected: string;
+}
+
+/** `33ms` under a second, `8.4s` under a minute, then `2m05s`, `1h02m03s`. */
+export function formatElapsed(elapsedMs: number): string {
+  const ms = Math.max(0, Math.round(elapsedMs));
+  if (ms < 1000) return `${ms}ms`;
+  const tenths = Math.round(ms / 100);
+  if (tenths < 600) return `${(tenths / 10).toFixed(1)}s`;
+  const seconds = Math.round(ms / 1000);
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = String(seconds % 60).padStart(2, "0");
+  return h > 0 ? `${h}h${String(m).padStart(2, "0")}m${s}s` : `${m}m${s}s`;
+}
+
+/** A success whose data can be used as is: nothing failed to parse and nothing was clipped. */
+export function isValidSuccess(outcome: MonitorOutcome): boolean {
+  return (
+    outcome.status === "success" &&
+    outcome.resultParseError === null &&
+    !outcome.capturesTruncated &&
+    !outcome.outputTruncated
+  );
+}
+
+/** `[stderr] text`, with repeats and display clipping stated in the label so the text itself stays verbatim. */
+export function labelOutputLine(line: DiagnosticLine): string {
+  const count = line.count > 1 ? ` ×${line.count}` : "";
+  const clipped = line.clipped ? " clipped" : "";
+  return `[${line.source}${count}${clipped}] ${line.text}`;
+}
+
+/** The process ended because the monitor ended it, so its exit code or signal says nothing about the command. */
+function killedByMonitor(outcome: MonitorOutcome): boolean {
+  return outcome.stoppedBy === "match" || outcome.status === "timeout" || outcome.status === "stopped";
+}
+
+function showsMatched(outcome: MonitorOutcome): boolean {
+  return (
+    outcome.matched !== null &&
+    (outcome.status === "success" || outcome.status === "failure") &&
+    !outcome.hasResult &&
+    Object.keys(outcome.captures).length === 0
+  );
+}
+
+/**
+ * `result=`, the distinct `capture.NAME=` values, then `capture_alias.OTHER=FIRST` for captures whose original string
+ * equals an earlier one. A capture equal to the visible `result=` serialisation aliases `json`.
+ */
+export function payloadLines(outcome: MonitorOutcome): string[] {
+  const lines: string[] = [];
+  const aliases: string[] = [];
+  const firstByValue = new Map<string, string>();
+  if (outcome.hasResult) {
+    lines.push(`result=${escapeJson(outcome.result)}`);
+    const visible = JSON.stringify(outcome.result);
+    if (visible !== undefined) firstByValue.set(visible, "json");
+  }
+  for (const [name, value] of Object.entries(outcome.captures)) {
+    if (name === "json" && outcome.hasResult) continue;
+    const first = firstByValue.get(value);
+    if (first !== undefined) {
+      aliases.push(`capture_alias.${escapeText(name)}=${escapeText(first)}`);
+    } else {
+      firstByValue.set(value, name);
+      lines.push(`capture.${escapeText(name)}=${escapeText(value)}`);
+    }
+  }
+  return [...lines, ...aliases];
+}
+
+function integrityLines(outcome: MonitorOutcome): string[] {
+  const lines: string[] = [];
+  if (outcome.resultParseError !== null) lines.push(`result_parse_error=${escapeText(outcome.resultParseError)}`);
+  if (outcome.matchedTruncated && showsMatched(outcome)) lines.push("matched_truncated=true");
+  if (outcome.capturesTruncated) lines.push("captures_truncated=true");
+  if (outcome.outputTruncated) lines.push("output_truncated=true");
+  return lines;
+}
+
+/** The payload block, run-length encoded when the caller opted in and it pays off. */
+function payloadBlock(outcome: MonitorOutcome, compact: boolean): string[] {
+  const lines = payloadLines(outcome);
+  if (!compact || lines.length === 0) return lines;
+  return compactPayloadLines(lines.join("\n")) ?? lines;
+}
+
+/** The agent's one next move for a run that did not pass; null for a usable success. */
+export function nextStep(outcome: MonitorOutcome): string | null {
+  switch (outcome.status) {
+    case "success":
+      return outcome.resultParseError === null
+        ? null
+        : "the json group did not hold usable JSON; fix what the command prints, then rerun";
+    case "result_missing":
+      return "the command ended without printing result_pattern; fix its final sentinel or the pattern, then rerun";
+    case "timeout":
+      return "look for a hang in output; rerun with a larger timeout_ms only if the work was progressing";
+    case "stopped":
+      return "stopped before a result; rerun only if the result is still needed";
+    case "failure":
+      break;
+  }
+  switch (outcome.reason) {
+    case "invalid_json_result":
+      return "make the json group capture complete valid JSON, then rerun";
+    case "matcher_line_limit":
+      return "a line exceeded the 64 KiB match limit; print a short sentinel line instead, then rerun";
+    case "matcher_queue_limit":
+      return "output outran matching; reduce its volume or filter it line-buffered, then rerun";
+    case "matcher_error":
+      return "a pattern could not be evaluated; simplify result_pattern or failure_pattern, then rerun";
+    case "log_quota":
+      return "output exceeded the log quota; reduce its volume, then rerun";
+  }
+  if (outcome.matched !== null || Object.keys(outcome.captures).length > 0) {
+    return "fix the error the failure match reports, then rerun";
+  }
+  if (outcome.exitCode !== null && outcome.exitCode !== 0) {
+    return `find why it exited ${outcome.exitCode} in output, fix it, then rerun`;
+  }
+  if (outcome.signal !== null) return `find why it was killed by ${outcome.signal}, fix it, then rerun`;
+  return "fix the command or environment named by reason, then rerun";
+}
+
+/** The minimal reply for `compact=true`: Pi's tool-call id correlates it, so label, id and timing are dropped. */
+function compactSuccess(input: ReportInput): string[] {
+  const { outcome } = input;
+  const lines = ["status=success"];
+  // What the status proves, in the place the completion line would hold: the contract cut the run short, or the
+  // process itself exited 0.
+  if (outcome.stoppedBy !== null) lines.push(`stopped_by=${outcome.stoppedBy}`);
+  else if (outcome.exitCode !== null) lines.push(`exit_code=${outcome.exitCode}`);
+  lines.push(...payloadBlock(outcome, true));
+  return lines;
+}
+
+export function buildReport(input: ReportInput): string {
+  const { outcome } = input;
+  if (input.compact && input.direct && isValidSuccess(outcome)) return compactSuccess(input).join("\n");
+
+  const lines = [
+    `Monitor: ${escapeText(input.description)}`,
+    `monitor_id=${escapeText(input.monitorId)}`,
+    `status=${outcome.status}`,
+    `elapsed=${formatElapsed(input.elapsedMs)}`,
+  ];
+  if (showsMatched(outcome)) lines.push(`matched=${escapeText(outcome.matched ?? "")}`);
+  lines.push(`completion=${outcome.completion}`);
+  if (outcome.stoppedBy !== null) lines.push(`stopped_by=${outcome.stoppedBy}`);
+  lines.push(...integrityLines(outcome));
+  lines.push(...payloadBlock(outcome, input.compact));
+  if (outcome.status === "result_missing") lines.push(`expected=${escapeText(input.expected)}`);
+  if (outcome.status !== "success" && !killedByMonitor(outcome)) {
+    if (outcome.exitCode !== null) lines.push(`exit_code=${outcome.exitCode}`);
+    if (outcome.signal !== null) lines.push(`signal=${escapeText(outcome.signal)}`);
+  }
+  if (outcome.reason !== null) lines.push(`reason=${escapeText(outcome.reason)}`);
+  if (outcome.status === "timeout") lines.push(`timeout_ms=${input.timeoutMs}`);
+  if (outcome.status !== "success" && outcome.output.length > 0) {
+    lines.push(`output=${escapeJson(outcome.output.map(labelOutputLine))}`);
+  }
+  const next = nextStep(outcome);
+  if (next !== null) lines.push(`next=${next}`);
+  return lines.join("\n");
+}
+
+/** The reply to a monitor-only batch in a UI session: the run is pending and its report will wake the agent. */
+export function buildAcknowledgement(description: string, monitorId: string): string {
+  return [`Monitor started: ${escapeText(description)}`, `monitor_id=${escapeText(monitorId)}`, "terminal_result=pending"].join(
+    "\n",
+  );
+}
+
+export interface TerminalFacts {
+  monitorId: string;
+  description: string;
+  outcome: MonitorOutcome;
+  elapsedMs: number;
+  timeoutMs: number;
+  /** Epoch milliseconds; null when nothing was spawned. */
+  startedAt: number | null;
+  completedAt: number;
+}
+
+/** The complete terminal result for structuredContent and message details: bounded values, never previews. */
+export function terminalResult(facts: TerminalFacts): MonitorTerminalResult {
+  const { outcome } = facts;
+  const result: MonitorTerminalResult = {
+    monitorId: facts.monitorId,
+    description: facts.description,
+    status: outcome.status,
+    completion: outcome.completion,
+    stoppedBy: outcome.stoppedBy,
+    elapsedMs: facts.elapsedMs,
+    startedAt: facts.startedAt,
+    completedAt: facts.completedAt,
+    timeoutMs: facts.timeoutMs,
+    matched: outcome.matched,
+    matchedTruncated: outcome.matchedTruncated,
+    matchedSource: outcome.matchedSource,
+    captures: { ...outcome.captures },
+    capturesTruncated: outcome.capturesTruncated,
+    hasResult: outcome.hasResult,
+    resultParseError: outcome.resultParseError,
+    exitCode: outcome.exitCode,
+    signal: outcome.signal,
+    reason: outcome.reason,
+    output: outcome.output.map((line) => ({ ...line })),
+    outputTruncated: outcome.outputTruncated,
+  };
+  if (outcome.hasResult) result.result = outcome.result;
+  return result;
+}
+
+/** monitor_start's structuredContent for a terminal outcome: `{ monitorId, description, status, result }`. */
+export function structuredResult(facts: TerminalFacts): Extract<MonitorStartOutput, { result: unknown }> {
+  return {
+    monitorId: facts.monitorId,
+    description: facts.description,
+    status: facts.outcome.status,
+    result: terminalResult(facts),
+  };
+}
+
+/** monitor_start's structuredContent for an asynchronous start. */
+export function runningResult(monitorId: string, description: string): Extract<MonitorStartOutput, { status: "running" }> {
+  return { monitorId, description, status: "running" };
+}

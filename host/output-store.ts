@@ -1,0 +1,92 @@
+/**
+ * A job's retained output on the host: the last few hundred KiB as the batches arrived, for the console and
+ * the reports. Taking a batch in is constant work (one push, maybe one eviction of a whole batch); decoding into
+ * lines happens only when someone reads, at human rate. Whatever leaves the window is counted, never silent.
+ */
+import { createFramer } from "../actors/framing.ts";
+import type { OutputBatch } from "../mailbox/protocol.ts";
+import type { RetainedLine } from "./runtime-api.ts";
+
+const SOURCE_NAMES = ["stdout", "stderr", "pty"] as const;
+/** The console shows at most this much of one line; the rest of the line is counted as clipped. */
+const DISPLAY_LINE_BYTES = 10 * 1024;
+
+export interface OutputStore {
+  push(batch: OutputBatch): void;
+  read(): { lines: RetainedLine[]; droppedLines: number; droppedBytes: number };
+}
+
+export function createOutputStore(options: { maxBytes: number; maxLines: number }): OutputStore {
+  const chunks: OutputBatch[] = [];
+  let head = 0;
+  let bytes = 0;
+  let lines = 0;
+  let evictedBytes = 0;
+  let evictedLines = 0;
+
+  return {
+    push(batch) {
+      chunks.push(batch);
+      bytes += batch.bytes;
+      lines += batch.lines;
+      // Keep up to twice the window so that an exact trim at read time still has a full window to show.
+      while (chunks.length - head > 1 && (bytes - chunks[head]!.bytes >= options.maxBytes * 2 || lines - chunks[head]!.lines >= options.maxLines * 2)) {
+        const old = chunks[head]!;
+        chunks[head] = undefined as unknown as OutputBatch;
+        head += 1;
+        bytes -= old.bytes;
+        lines -= old.lines;
+        evictedBytes += old.bytes;
+        evictedLines += old.lines;
+      }
+      if (head > 64 && head * 2 > chunks.length) {
+        chunks.splice(0, head);
+        head = 0;
+      }
+    },
+    read() {
+      const framer = createFramer<RetainedLine["source"]>({ maxRecordBytes: DISPLAY_LINE_BYTES });
+      const decoded: RetainedLine[] = [];
+      const skipFirst = new Set<RetainedLine["source"]>(evictedBytes > 0 ? SOURCE_NAMES : []);
+      let fragmentBytes = 0;
+      const take = (records: ReturnType<typeof framer.push>) => {
+        for (const record of records) {
+          if (skipFirst.delete(record.source)) {
+            // This line began in a batch that was evicted: show only whole lines.
+            fragmentBytes += record.bytes;
+            continue;
+          }
+          decoded.push({ source: record.source, text: record.text });
+        }
+      };
+      for (let index = head; index < chunks.length; index += 1) {
+        const batch = chunks[index]!;
+        let offset = 0;
+        for (let span = 0; span < batch.spans.length; span += 2) {
+          const source = SOURCE_NAMES[batch.spans[span]!] ?? "stdout";
+          const length = batch.spans[span + 1]!;
+          take(framer.push(source, batch.payload.subarray(offset, offset + length)));
+          offset += length;
+        }
+      }
+      for (const source of SOURCE_NAMES) take(framer.end(source));
+      let droppedLines = evictedLines;
+      let droppedBytes = evictedBytes + fragmentBytes;
+      let start = Math.max(0, decoded.length - options.maxLines);
+      let kept = 0;
+      for (let index = decoded.length - 1; index >= start; index -= 1) {
+        const size = Buffer.byteLength(decoded[index]!.text) + 1;
+        if (kept + size > options.maxBytes) {
+          start = index + 1;
+          break;
+        }
+        kept += size;
+      }
+      for (let index = 0; index < start; index += 1) {
+        droppedLines += 1;
+        droppedBytes += Buffer.byteLength(decoded[index]!.text) + 1;
+      }
+      return { lines: decoded.slice(start), droppedLines, droppedBytes };
+    },
+  };
+}

@@ -1,0 +1,517 @@
+/**
+ * The five shell tools as operations on the shared state and the job runtime, free of Pi: each takes raw
+ * arguments plus the call's id, signal and cwd, and answers with a structured result (or throws a ShellToolError
+ * whose message names the fields). install.ts turns them into Pi tools.
+ */
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import type { JobRuntime } from "../runtime-api.ts";
+import { readEmptyPollCap, steerInterruptEnabled } from "./config.ts";
+import { DEFAULT_PTY_SIZE, KILL_GRACE_MS, LOG_MAX_BYTES } from "./limits.ts";
+import { receiptText, completionPhrase, type ReceiptLine } from "./notices.ts";
+import type { KillResult, ListResult, ProcessResult, SessionEntryView, SetOnExitResult, WaitStatus } from "./result.ts";
+import {
+  createSession,
+  elapsedOf,
+  logPathOf,
+  settleSession,
+  supervisionOf,
+  type ShellSession,
+} from "./session.ts";
+import type { ShellState } from "./state.ts";
+import { validateExec, validateKill, validateListSessions, validateSetOnExit, validateWriteStdin, type Checked } from "./validate.ts";
+import { planWait, type WaitPlan } from "./waits.ts";
+
+export class ShellToolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ShellToolError";
+  }
+}
+
+export interface CallContext {
+  /** Pi's tool call id; `<outer>/<n>` for calls a codemode script made. */
+  toolCallId: string;
+  signal?: AbortSignal | undefined;
+  /** Pi's cwd, the default workdir. */
+  cwd: string;
+}
+
+export interface ShellServiceOptions {
+  runtime: () => JobRuntime;
+  env?: () => Readonly<Record<string, string | undefined>>;
+  /** How long kill_session waits for the stop to be confirmed before it reports `killed: false`. */
+  killConfirmMs?: number;
+  /** Grace between the signal and SIGKILL. */
+  killGraceMs?: number;
+  logMaxBytes?: number;
+}
+
+type WaitOutcome = "exit" | "deadline" | "cancelled" | "steered";
+
+/** setTimeout's own bound; longer absolute waits re-arm. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+function unwrap<T>(checked: Checked<T>): T {
+  if (!checked.ok) throw new ShellToolError(checked.error);
+  return checked.value;
+}
+
+/** The outermost call id of a nested (codemode) call, or null for a direct call. */
+export function outerCallOf(toolCallId: string): string | null {
+  const slash = toolCallId.indexOf("/");
+  return slash === -1 ? null : toolCallId.slice(0, slash);
+}
+
+export class ShellService {
+  state: ShellState;
+  private readonly options: ShellServiceOptions;
+  private readonly steerListeners = new Set<() => void>();
+
+  constructor(state: ShellState, options: ShellServiceOptions) {
+    this.state = state;
+    this.options = options;
+  }
+
+  private env(): Readonly<Record<string, string | undefined>> {
+    return this.options.env?.() ?? process.env;
+  }
+
+  // ── exec_command ──────────────────────────────────────────────────────────────────────────────────────────────
+
+  async exec(raw: unknown, call: CallContext): Promise<ProcessResult> {
+    const request = unwrap(validateExec(raw));
+    this.rejectIfCancelled(call, "exec_command");
+    const cwd = request.workdir === null ? call.cwd : resolve(call.cwd, request.workdir);
+    let isDirectory = false;
+    try {
+      isDirectory = statSync(cwd).isDirectory();
+    } catch {
+      isDirectory = false;
+    }
+    if (!isDirectory) throw new ShellToolError(`exec_command: workdir ${JSON.stringify(cwd)} does not exist or is not a directory`);
+    const plan = unwrap(planWait({ kind: "exec", yieldTimeMs: request.yieldTimeMs, emptyPollCap: { ok: true, capMs: null }, nowEpochMs: Date.now() }));
+
+    const { registry, ledger } = this.state;
+    const admission = registry.admit(logPathOf);
+    if (!admission.ok) throw new ShellToolError(admission.error);
+    for (const id of admission.evicted) ledger.forget(id);
+
+    let handle;
+    try {
+      handle = this.options.runtime().start({
+        kind: "shell",
+        command: request.cmd,
+        ...(request.shell !== null ? { shell: request.shell } : {}),
+        cwd,
+        io: request.tty ? { kind: "pty", cols: DEFAULT_PTY_SIZE.cols, rows: DEFAULT_PTY_SIZE.rows } : { kind: "pipes", stdin: true },
+        timeoutMs: request.timeoutMs,
+        killGraceMs: this.options.killGraceMs ?? KILL_GRACE_MS,
+        log: { maxBytes: this.options.logMaxBytes ?? LOG_MAX_BYTES, onQuota: "stop" },
+        label: `shell: ${request.cmd.slice(0, 80)}`,
+      });
+    } catch (error) {
+      throw new ShellToolError(`exec_command refused: ${(error as Error).message}`);
+    }
+    const session = createSession({
+      id: registry.allocateId(),
+      handle,
+      cmd: request.cmd,
+      tty: request.tty,
+      cwd,
+      timeoutMs: request.timeoutMs,
+      onExit: request.onExit,
+    });
+    registry.add(session);
+    this.watch(session);
+    this.touch(call, session.id);
+
+    const outcome = await this.waitOn(session, plan, call.signal);
+    return this.answer("exec_command", session, plan, outcome, call, []);
+  }
+
+  /** Subscribes to output and to the end; the end is routed through the state so a reloaded instance hears it. */
+  private watch(session: ShellSession): void {
+    const state = this.state;
+    session.handle.onOutput((batch) => {
+      session.output.push(batch.payload);
+      session.lastOutputEpochMs = Date.now();
+    });
+    void session.handle.done.then((result) => {
+      const info = settleSession(session, result);
+      for (const wake of [...session.exitWaiters]) wake();
+      if (state.closing) return;
+      const armed = session.onExit === "wake" && session.stoppedBy === null;
+      state.ledger.completed(info, armed, performance.now());
+      if (session.stoppedBy !== null) state.ledger.suppress(session.id);
+      state.onCompletion();
+    });
+  }
+
+  // ── write_stdin ───────────────────────────────────────────────────────────────────────────────────────────────
+
+  async writeStdin(raw: unknown, call: CallContext): Promise<ProcessResult> {
+    const request = unwrap(validateWriteStdin(raw));
+    const session = this.lookup("write_stdin", request.sessionId);
+    this.rejectIfCancelled(call, "write_stdin");
+    const nested = outerCallOf(call.toolCallId) !== null;
+    this.touch(call, session.id);
+
+    if (session.replay !== null) {
+      const replay: ProcessResult = { ...session.replay, operation: "write_stdin", output_replayed: true, notes: [...session.replay.notes] };
+      if (request.input !== null || request.endStdin || request.resize !== null) replay.notes.push("input was not sent: the process has ended");
+      if (!nested) {
+        // A direct read consumes the saved record; nested reads leave it for the model.
+        this.state.ledger.consume(session.id);
+        this.state.registry.remove(session.id, logPathOf(session));
+      }
+      return replay;
+    }
+
+    const notes: string[] = [];
+    if (request.endStdin && session.tty) {
+      throw new ShellToolError(`write_stdin: end_stdin is for pipes; session ${session.id} is a PTY (send "\\u0004" for Ctrl-D instead)`);
+    }
+    if (request.resize !== null && !session.tty) {
+      throw new ShellToolError(`write_stdin: cols/rows resize a PTY; session ${session.id} uses pipes`);
+    }
+    if (session.result === null) {
+      if (request.resize !== null) {
+        const ack = await session.handle.resize(request.resize.cols, request.resize.rows);
+        if (!ack.ok) throw new ShellToolError(`write_stdin: resize of session ${session.id} failed: ${ack.error}`);
+        notes.push(`resized to ${request.resize.cols}x${request.resize.rows}`);
+      }
+      if (request.input !== null) {
+        const ack = await session.handle.write(request.input);
+        if (!ack.ok) throw new ShellToolError(`write_stdin: input to session ${session.id} was not accepted: ${ack.error}`);
+        notes.push(`wrote ${request.input.length} bytes`);
+      }
+      if (request.endStdin) {
+        const ack = await session.handle.endStdin();
+        if (!ack.ok) throw new ShellToolError(`write_stdin: closing stdin of session ${session.id} failed: ${ack.error}`);
+        notes.push("stdin closed");
+      }
+    } else if (request.input !== null || request.endStdin || request.resize !== null) {
+      notes.push("input was not sent: the process has ended");
+    }
+
+    const plan = unwrap(
+      planWait({
+        kind: request.waitKind,
+        yieldTimeMs: request.yieldTimeMs,
+        yieldUntil: request.yieldUntil,
+        emptyPollCap: request.waitKind === "empty" ? readEmptyPollCap(this.env()) : { ok: true, capMs: null },
+        nowEpochMs: Date.now(),
+      }),
+    );
+    const outcome = await this.waitOn(session, plan, call.signal);
+    return this.answer("write_stdin", session, plan, outcome, call, notes);
+  }
+
+  // ── waiting and answering ─────────────────────────────────────────────────────────────────────────────────────
+
+  private rejectIfCancelled(call: CallContext, tool: string): void {
+    if (call.signal?.aborted) throw new ShellToolError(`${tool}: the call was cancelled before the read; no output was consumed`);
+  }
+
+  /** Waits per plan; returns early on exit, cancellation or (unless disabled) human steering. */
+  private waitOn(session: ShellSession, plan: WaitPlan, signal: AbortSignal | undefined): Promise<WaitOutcome> {
+    if (session.result !== null) return Promise.resolve("exit");
+    if (plan.durationMs <= 0) return Promise.resolve("deadline");
+    if (signal?.aborted) return Promise.resolve("cancelled");
+    const steerable = steerInterruptEnabled(this.env());
+    return new Promise<WaitOutcome>((resolveWait) => {
+      const deadline = performance.now() + plan.durationMs;
+      let timer: ReturnType<typeof setTimeout> | null = null;
+      const finish = (outcome: WaitOutcome): void => {
+        if (timer !== null) clearTimeout(timer);
+        session.exitWaiters.delete(onExit);
+        signal?.removeEventListener("abort", onAbort);
+        this.steerListeners.delete(onSteer);
+        resolveWait(outcome);
+      };
+      const arm = (): void => {
+        const left = deadline - performance.now();
+        if (left <= 0) return finish("deadline");
+        timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+      };
+      const onExit = (): void => finish("exit");
+      const onAbort = (): void => finish("cancelled");
+      const onSteer = (): void => finish("steered");
+      session.exitWaiters.add(onExit);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      if (steerable) this.steerListeners.add(onSteer);
+      arm();
+    });
+  }
+
+  /** Human steering arrived: every wait in progress returns now. */
+  steer(): void {
+    for (const listener of [...this.steerListeners]) listener();
+  }
+
+  private answer(
+    operation: ProcessResult["operation"],
+    session: ShellSession,
+    plan: WaitPlan,
+    outcome: WaitOutcome,
+    call: CallContext,
+    notes: string[],
+  ): ProcessResult {
+    const now = Date.now();
+    const ended = session.result !== null && session.ending !== null;
+    const outer = outerCallOf(call.toolCallId);
+    // A cancelled wait leaves the output unread: the cancelled result may never reach the model.
+    const consume = outcome !== "cancelled";
+    const taken = consume ? session.output.take(ended) : { text: "", bytes: 0, omittedBytes: 0 };
+    if (!consume) notes.push(`output left unread (${session.output.pendingBytes} bytes); read it with write_stdin`);
+    const waitStatus: WaitStatus = ended && consume ? "completed" : outcome === "cancelled" ? "cancelled" : outcome === "steered" ? "steered" : plan.mode === "immediate" ? "snapshot" : "deadline";
+    const base = {
+      operation,
+      output: taken.text,
+      output_bytes: taken.bytes,
+      output_omitted_bytes: taken.omittedBytes,
+      output_replayed: false,
+      output_bytes_total: session.output.totalBytes,
+      log_path: logPathOf(session),
+      wait_mode: plan.mode,
+      wait_status: waitStatus,
+      supervision: supervisionOf(session, now),
+      cmd: session.cmd,
+      tty: session.tty,
+      on_exit: session.onExit,
+      elapsed_ms: elapsedOf(session, now),
+      notes,
+    } as const;
+    if (!ended || !consume) {
+      const status = ended ? session.ending!.status : "running";
+      return { ...base, status, running: !ended, session_id: session.id };
+    }
+    const result = session.result!;
+    const ending = session.ending!;
+    const final: ProcessResult = {
+      ...base,
+      status: ending.status,
+      running: false,
+      exit_code: result.exitCode,
+      signal: result.signal,
+      failure: ending.failure,
+    };
+    if (outer === null) {
+      // A direct result that reports the completion consumes any owed wake and ends the session's registration.
+      this.state.ledger.consume(session.id);
+      this.state.registry.remove(session.id, logPathOf(session));
+    } else {
+      session.replay = { ...final, notes: [...final.notes] };
+      this.state.ledger.hold(session.id, outer);
+    }
+    return final;
+  }
+
+  private lookup(tool: string, id: number): ShellSession {
+    const session = this.state.registry.get(id);
+    if (session !== undefined) return session;
+    const log = this.state.registry.removedLog(id);
+    if (log !== undefined) {
+      throw new ShellToolError(
+        `${tool}: session_id ${id} is no longer registered (collected, stopped or evicted); its log remains at ${log ?? "(no log)"}`,
+      );
+    }
+    const known = this.state.registry.all().map((s) => s.id);
+    throw new ShellToolError(`${tool}: unknown session_id ${id}; known sessions: ${known.length > 0 ? known.join(", ") : "none"}`);
+  }
+
+  private touch(call: CallContext, sessionId: number): void {
+    const outer = outerCallOf(call.toolCallId);
+    if (outer === null) return;
+    let touched = this.state.scripts.get(outer);
+    if (touched === undefined) {
+      touched = new Set();
+      this.state.scripts.set(outer, touched);
+    }
+    touched.add(sessionId);
+  }
+
+  // ── list_sessions, set_on_exit, kill_session ─────────────────────────────────────────────────────────────────
+
+  list(raw: unknown): ListResult {
+    unwrap(validateListSessions(raw));
+    const now = Date.now();
+    const sessions = this.state.registry.all().map((s) => this.view(s, now));
+    const active = sessions.filter((s) => s.running).length;
+    const completed = sessions.length - active;
+    return { operation: "list_sessions", active_count: active, completed_count: completed, just_exited_count: completed, sessions };
+  }
+
+  view(s: ShellSession, now: number): SessionEntryView {
+    const ended = s.result !== null && s.ending !== null;
+    return {
+      session_id: s.id,
+      cmd: s.cmd,
+      tty: s.tty,
+      running: !ended,
+      status: ended ? s.ending!.status : "running",
+      exit_code: s.result?.exitCode ?? null,
+      signal: s.result?.signal ?? null,
+      on_exit: s.onExit,
+      collected: s.replay !== null,
+      output_bytes_total: s.output.totalBytes,
+      output_pending_bytes: s.output.pendingBytes,
+      started_utc: new Date(s.startedEpochMs).toISOString(),
+      elapsed_ms: elapsedOf(s, now),
+      log_path: logPathOf(s),
+      supervision: supervisionOf(s, now),
+    };
+  }
+
+  setOnExit(raw: unknown, call: CallContext): SetOnExitResult {
+    const request = unwrap(validateSetOnExit(raw));
+    const session = this.lookup("set_on_exit", request.sessionId);
+    this.touch(call, session.id);
+    const previous = session.onExit;
+    session.onExit = request.onExit;
+    let effect: SetOnExitResult["effect"];
+    if (session.result === null) {
+      effect = previous === request.onExit ? "unchanged" : request.onExit === "wake" ? "armed" : "disarmed";
+    } else {
+      effect = session.stoppedBy !== null ? "unchanged" : this.state.ledger.setArmed(session.id, request.onExit === "wake", performance.now());
+      this.state.onCompletion();
+    }
+    const ended = session.ending;
+    return {
+      operation: "set_on_exit",
+      session_id: session.id,
+      on_exit: request.onExit,
+      previous_on_exit: previous,
+      running: ended === null,
+      status: ended?.status ?? "running",
+      effect,
+    };
+  }
+
+  async kill(raw: unknown, call: CallContext): Promise<KillResult> {
+    const request = unwrap(validateKill(raw));
+    const session = this.lookup("kill_session", request.sessionId);
+    this.touch(call, session.id);
+    const { ledger, registry } = this.state;
+    if (session.result !== null) {
+      // Stopping a finished job discards it: no wake, no replay; the log stays.
+      ledger.suppress(session.id);
+      registry.remove(session.id, logPathOf(session));
+      return this.killResult(session, request.signal, true, false, "the job had already ended; it was removed from the registry (its log remains)");
+    }
+    session.stoppedBy = "tool";
+    session.stopping = true;
+    ledger.suppress(session.id);
+    const confirmMs = this.options.killConfirmMs ?? (this.options.killGraceMs ?? KILL_GRACE_MS) + 3000;
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const outcome = await Promise.race([
+      session.handle.stop(request.signal).then(() => "ended" as const),
+      new Promise<"unconfirmed">((resolveTimer) => {
+        timer = setTimeout(() => resolveTimer("unconfirmed"), confirmMs);
+      }),
+    ]);
+    if (timer !== null) clearTimeout(timer);
+    // The done handler may not have run yet when stop() resolves.
+    if (outcome === "ended" && session.result === null) settleSession(session, session.handle.result()!);
+    if (outcome === "unconfirmed" || session.result?.cleanup !== "confirmed") {
+      return this.killResult(
+        session,
+        request.signal,
+        false,
+        false,
+        outcome === "unconfirmed"
+          ? `the stop was not confirmed within ${confirmMs} ms; the job stays registered (it is still being stopped)`
+          : "the process ended but its process group could not be confirmed gone; the job stays registered",
+      );
+    }
+    registry.remove(session.id, logPathOf(session));
+    return this.killResult(session, request.signal, false, true, "the process group was stopped; no wake will be sent");
+  }
+
+  private killResult(session: ShellSession, signal: string, alreadyExited: boolean, killed: boolean, message: string): KillResult {
+    const now = Date.now();
+    const supervision = supervisionOf(session, now);
+    const cleanup = killed ? supervision.cleanup : session.result === null ? "unconfirmed" : supervision.cleanup;
+    const ended = session.ending;
+    return {
+      operation: "kill_session",
+      session_id: session.id,
+      signal,
+      killed,
+      escalated: session.result?.escalated ?? false,
+      already_exited: alreadyExited,
+      status: ended?.status ?? "running",
+      running: session.result === null,
+      exit_code: session.result?.exitCode ?? null,
+      exit_signal: session.result?.signal ?? null,
+      log_path: logPathOf(session),
+      supervision: { ...supervision, cleanup },
+      cleanup,
+      message,
+    };
+  }
+
+  // ── codemode receipts ─────────────────────────────────────────────────────────────────────────────────────────
+
+  /** Whether a script with this outermost call id used shell jobs. */
+  scriptTouched(outerCallId: string): boolean {
+    return this.state.scripts.has(outerCallId);
+  }
+
+  /**
+   * The outermost call finalized: its receipt text (or null if it never touched a shell job). A successful call's
+   * receipt reports its completions, which consumes their wakes; a failed one leaves them eligible.
+   */
+  finalizeScript(outerCallId: string, success: boolean): string | null {
+    const touched = this.state.scripts.get(outerCallId);
+    if (touched === undefined) return null;
+    this.state.scripts.delete(outerCallId);
+    const lines: ReceiptLine[] = [...touched].map((id) => {
+      const session = this.state.registry.get(id);
+      if (session === undefined) {
+        return { sessionId: id, state: "ended", running: false, logPath: this.state.registry.removedLog(id) ?? null, replayable: false, gone: true };
+      }
+      const running = session.result === null;
+      return {
+        sessionId: id,
+        state: running ? "running" : session.ending ? completionPhrase({ ...session.ending, exitCode: session.result!.exitCode, signal: session.result!.signal, failureReason: session.ending.failure?.reason ?? null }) : "ended",
+        running,
+        logPath: logPathOf(session),
+        replayable: session.replay !== null,
+        gone: false,
+      };
+    });
+    this.state.ledger.finalize(outerCallId, success, performance.now());
+    this.state.onCompletion();
+    return receiptText(lines);
+  }
+
+  /** A run ended with scripts that never finalized: what they held becomes eligible again. */
+  releaseScripts(): void {
+    if (this.state.scripts.size === 0) return;
+    this.state.scripts.clear();
+    this.state.ledger.releaseAllHeld(performance.now());
+    this.state.onCompletion();
+  }
+
+  // ── shutdown ──────────────────────────────────────────────────────────────────────────────────────────────────
+
+  /** Stops every owned job (session end): nothing is notified, nothing stays registered. */
+  async stopAll(): Promise<void> {
+    await stopAllIn(this.state);
+  }
+}
+
+export async function stopAllIn(state: ShellState): Promise<void> {
+  state.closing = true;
+  const running = state.registry.all().filter((s) => s.result === null);
+  for (const s of running) {
+    s.stoppedBy = "session_shutdown";
+    s.stopping = true;
+  }
+  await Promise.all(running.map((s) => s.handle.stop("SIGTERM").catch(() => undefined)));
+  state.registry.clear();
+  state.ledger.clear();
+  state.scripts.clear();
+}

@@ -1,0 +1,108 @@
+/**
+ * What a job's supervision looks like to the model: its state, why it stopped, its hard deadline, how long it has
+ * been quiet, its log and whether its process group is known to be gone. Pure: derived from the terminal result
+ * (or its absence) and a few observed numbers.
+ */
+import type { ActorResult } from "../../mailbox/protocol.ts";
+
+export type SupervisionState = "running" | "stopping" | "exited" | "failed" | "timed_out" | "stopped" | "log_quota" | "log_failed";
+export type StopReason = "timed_out" | "stopped" | "session_shutdown" | "log_quota" | "log_failed" | "spawn_failed" | "actor_crashed" | "actor_unresponsive";
+export type Cleanup = "none" | "pending" | "confirmed" | "unconfirmed";
+export type ProcessStatus = "running" | "exited" | "failed" | "timed_out" | "stopped";
+
+export interface Supervision {
+  state: SupervisionState;
+  stop_reason: StopReason | null;
+  deadline_utc: string | null;
+  quiet_ms: number | null;
+  log_bytes: number;
+  log_truncated: boolean;
+  cleanup: Cleanup;
+}
+
+export interface Failure {
+  reason: StopReason;
+  message: string;
+}
+
+/** How a job ended, in the terms of the tool results. */
+export interface Ending {
+  status: Exclude<ProcessStatus, "running">;
+  state: Exclude<SupervisionState, "running" | "stopping">;
+  stopReason: StopReason | null;
+  failure: Failure | null;
+}
+
+export function describeEnding(result: ActorResult, stoppedBy: "tool" | "session_shutdown" | null, timeoutMs: number): Ending {
+  switch (result.cause) {
+    case "exit":
+      return { status: "exited", state: "exited", stopReason: null, failure: null };
+    case "timeout":
+      return {
+        status: "timed_out",
+        state: "timed_out",
+        stopReason: "timed_out",
+        failure: { reason: "timed_out", message: `hard lifetime of ${formatSeconds(timeoutMs)} elapsed; the process group was stopped` },
+      };
+    case "stopped":
+    case "contract": {
+      const reason: StopReason = stoppedBy === "session_shutdown" ? "session_shutdown" : "stopped";
+      return { status: "stopped", state: "stopped", stopReason: reason, failure: null };
+    }
+    case "log_quota":
+      return {
+        status: "failed",
+        state: "log_quota",
+        stopReason: "log_quota",
+        failure: { reason: "log_quota", message: `the log reached its quota (${result.message ?? "per-job or session budget"}); the job was stopped and the log is partial` },
+      };
+    case "log_failed":
+      return {
+        status: "failed",
+        state: "log_failed",
+        stopReason: "log_failed",
+        failure: { reason: "log_failed", message: `the log could not be written (${result.log.error ?? result.message ?? "storage error"}); the job was stopped and the log is partial` },
+      };
+    case "spawn_failed":
+      return { status: "failed", state: "failed", stopReason: "spawn_failed", failure: { reason: "spawn_failed", message: result.message ?? "the command could not be started" } };
+    case "actor_crashed":
+    case "actor_unresponsive":
+      return {
+        status: "failed",
+        state: "failed",
+        stopReason: result.cause,
+        failure: { reason: result.cause, message: result.message ?? "the job's supervisor thread failed; its process group was killed" },
+      };
+  }
+}
+
+export function formatSeconds(ms: number): string {
+  const s = ms / 1000;
+  return Number.isInteger(s) ? `${s} s` : `${s.toFixed(3)} s`;
+}
+
+export interface SupervisionInput {
+  result: ActorResult | null;
+  ending: Ending | null;
+  stopping: boolean;
+  deadlineEpochMs: number | null;
+  /** Epoch ms of the last output (or of the start when there was none). */
+  lastActivityEpochMs: number;
+  nowEpochMs: number;
+  logBytes: number;
+  logTruncated: boolean;
+}
+
+export function deriveSupervision(input: SupervisionInput): Supervision {
+  const { result, ending } = input;
+  const until = result === null ? input.nowEpochMs : result.endedAt;
+  return {
+    state: ending?.state ?? (input.stopping ? "stopping" : "running"),
+    stop_reason: ending?.stopReason ?? null,
+    deadline_utc: input.deadlineEpochMs === null ? null : new Date(input.deadlineEpochMs).toISOString(),
+    quiet_ms: Math.max(0, Math.round(until - input.lastActivityEpochMs)),
+    log_bytes: result?.log.bytes ?? input.logBytes,
+    log_truncated: result?.log.truncated ?? input.logTruncated,
+    cleanup: result !== null ? result.cleanup : input.stopping ? "pending" : "none",
+  };
+}

@@ -1,0 +1,257 @@
+/**
+ * Real Pi in the test process: an AgentSession built the way the CLI builds one, with extensions loaded from
+ * their paths by Pi's own loader (as in production), answered by the scripted faux model. Fast and
+ * deterministic, so most end-to-end tests take this shape.
+ *
+ * Isolation: the session's agent dir, auth, model store and settings live in a fresh temp dir; nothing reads the
+ * user's ~/.pi. As a backstop for code that asks Pi for "the agent dir" without being handed one, the process
+ * environment points PI_CODING_AGENT_DIR at a private temp dir too.
+ */
+import {
+  fauxProvider,
+  type FauxProviderHandle,
+  type FauxResponseStep,
+} from "@earendil-works/pi-ai";
+import {
+  createAgentSession,
+  createCodemodeExtension,
+  createEventBus,
+  DefaultResourceLoader,
+  ModelRuntime,
+  SessionManager,
+  SettingsManager,
+  type AgentSession,
+  type AgentSessionEvent,
+  type EventBus,
+} from "@earendil-works/pi-coding-agent";
+import { isAbsolute, join, resolve } from "node:path";
+import { FAUX_MODEL, FAUX_PROVIDER, scriptedResponses, type FauxStep } from "../../fixtures/faux-provider.ts";
+import { makeTempDir, removeDir, REPO_ROOT } from "./paths.ts";
+import { DEFAULT_WAIT_MS, pollUntil } from "./wait.ts";
+
+type Script =
+  | { responses: FauxResponseStep[]; steps?: never }
+  | { steps: FauxStep[]; responses?: never }
+  | { responses?: never; steps?: never };
+
+export type SdkSessionOptions = Script & {
+  /** Working directory of the session; a fresh temp dir (removed on dispose) when omitted. */
+  cwd?: string;
+  /** Extension paths (absolute, or relative to the repository root), loaded through Pi's own loader. */
+  extensions: string[];
+  /** Load Pi's codemode extension and make the `codemode` tool active. */
+  codemode?: boolean;
+  /** Persist the session under this directory (else in memory). */
+  sessionDir?: string;
+  /** Resume this persisted session file (with `sessionDir`, or the file's own directory). */
+  sessionFile?: string;
+  /** Faux streaming speed; all at once when omitted. */
+  tokensPerSecond?: number;
+};
+
+export interface SdkSession {
+  session: AgentSession;
+  /** The scripted model: append responses mid-test, read its call count. */
+  faux: FauxProviderHandle;
+  eventBus: EventBus;
+  cwd: string;
+  agentDir: string;
+  /** Resolved paths of the extensions Pi loaded from files (inline ones such as codemode are not listed). */
+  extensionPaths: string[];
+  /** Every event from `session.subscribe`, in order. */
+  readonly events: readonly AgentSessionEvent[];
+  /** `session.prompt`: resolves when the run settles (or at once for a command that starts none). */
+  prompt(text: string): Promise<void>;
+  /** First recorded event (past or future) matching `predicate`; `index` lets a test look only past a mark. */
+  waitFor(predicate: (event: AgentSessionEvent, index: number) => boolean, timeoutMs?: number): Promise<AgentSessionEvent>;
+  /** Until at least `count` agent_settled events have been seen. */
+  waitForSettled(count: number, timeoutMs?: number): Promise<void>;
+  settledCount(): number;
+  eventsOf<K extends AgentSessionEvent["type"]>(type: K): Extract<AgentSessionEvent, { type: K }>[];
+  /** Emits session_shutdown (reason "quit") as the CLI does on exit, disposes the session, removes temp dirs. */
+  dispose(): Promise<void>;
+}
+
+const PROCESS_ENV_KEYS = ["PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR", "PI_OFFLINE", "PI_SKIP_VERSION_CHECK", "PI_TELEMETRY"] as const;
+let liveSessions = 0;
+let envBackup: Partial<Record<(typeof PROCESS_ENV_KEYS)[number], string | undefined>> = {};
+let envAgentDir: string | undefined;
+
+/** Points the process-wide Pi environment at a private dir while any session is live; the last dispose restores it. */
+function acquireProcessEnv(): void {
+  liveSessions += 1;
+  if (liveSessions > 1) return;
+  envBackup = Object.fromEntries(PROCESS_ENV_KEYS.map((key) => [key, process.env[key]]));
+  envAgentDir = makeTempDir("agent-env");
+  process.env.PI_CODING_AGENT_DIR = envAgentDir;
+  delete process.env.PI_CODING_AGENT_SESSION_DIR;
+  process.env.PI_OFFLINE = "1";
+  process.env.PI_SKIP_VERSION_CHECK = "1";
+  process.env.PI_TELEMETRY = "0";
+}
+
+function releaseProcessEnv(): void {
+  liveSessions -= 1;
+  if (liveSessions > 0) return;
+  for (const key of PROCESS_ENV_KEYS) {
+    const value = envBackup[key];
+    if (value === undefined) delete process.env[key];
+    else process.env[key] = value;
+  }
+  if (envAgentDir !== undefined) removeDir(envAgentDir);
+  envAgentDir = undefined;
+}
+
+function describeEvents(events: readonly AgentSessionEvent[]): string {
+  return events
+    .slice(-30)
+    .map((event) => event.type)
+    .join(", ");
+}
+
+export async function startSdkSession(options: SdkSessionOptions): Promise<SdkSession> {
+  acquireProcessEnv();
+  const ownedDirs: string[] = [];
+  const agentDir = makeTempDir("agent");
+  ownedDirs.push(agentDir);
+  let cwd = options.cwd;
+  if (cwd === undefined) {
+    cwd = makeTempDir("cwd");
+    ownedDirs.push(cwd);
+  }
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    for (const dir of ownedDirs) removeDir(dir);
+    releaseProcessEnv();
+  };
+
+  try {
+    const faux = fauxProvider({
+      provider: FAUX_PROVIDER,
+      models: [{ id: FAUX_MODEL }],
+      ...(options.tokensPerSecond === undefined ? {} : { tokensPerSecond: options.tokensPerSecond }),
+    });
+    faux.setResponses(options.responses ?? scriptedResponses(options.steps ?? []));
+
+    const modelRuntime = await ModelRuntime.create({
+      authPath: join(agentDir, "auth.json"),
+      modelsPath: null,
+      modelsStorePath: join(agentDir, "models-store.json"),
+      refreshOnCreate: false,
+    });
+    modelRuntime.registerNativeProvider(faux.provider);
+
+    const settingsManager = SettingsManager.inMemory();
+    const eventBus = createEventBus();
+    const resourceLoader = new DefaultResourceLoader({
+      cwd,
+      agentDir,
+      settingsManager,
+      eventBus,
+      noExtensions: true,
+      noSkills: true,
+      noPromptTemplates: true,
+      noThemes: true,
+      noContextFiles: true,
+      additionalExtensionPaths: options.extensions.map((path) => (isAbsolute(path) ? path : resolve(REPO_ROOT, path))),
+      ...(options.codemode === true ? { extensionFactories: [createCodemodeExtension()] } : {}),
+    });
+    await resourceLoader.reload();
+    const loaded = resourceLoader.getExtensions();
+    const loadErrors = loaded.errors;
+    if (loadErrors.length > 0) {
+      throw new Error(`extension load failed:\n${loadErrors.map((e) => `${e.path}: ${e.error}`).join("\n")}`);
+    }
+
+    const sessionManager =
+      options.sessionFile !== undefined
+        ? SessionManager.open(options.sessionFile, options.sessionDir)
+        : options.sessionDir !== undefined
+          ? SessionManager.create(cwd, options.sessionDir)
+          : SessionManager.inMemory(cwd);
+
+    const { session } = await createAgentSession({
+      cwd,
+      agentDir,
+      modelRuntime,
+      model: faux.getModel(),
+      thinkingLevel: "off",
+      resourceLoader,
+      settingsManager,
+      sessionManager,
+      ...(options.codemode === true ? { tools: ["+codemode"] } : {}),
+    });
+
+    const events: AgentSessionEvent[] = [];
+    // Subscribe before session_start so nothing an extension does on startup is missed.
+    const unsubscribe = session.subscribe((event) => {
+      events.push(event);
+    });
+    let disposed = false;
+    const dispose = async (): Promise<void> => {
+      if (disposed) return;
+      disposed = true;
+      // Each step runs even if an earlier one failed; the first failure is reported after cleanup.
+      let failure: unknown;
+      try {
+        await session.abort();
+      } catch (error) {
+        failure ??= error;
+      }
+      try {
+        const runner = session.extensionRunner;
+        if (runner.hasHandlers("session_shutdown")) await runner.emit({ type: "session_shutdown", reason: "quit" });
+      } catch (error) {
+        failure ??= error;
+      }
+      unsubscribe();
+      try {
+        session.dispose();
+      } finally {
+        release();
+      }
+      if (failure !== undefined) throw failure;
+    };
+
+    try {
+      await session.bindExtensions({});
+    } catch (error) {
+      await dispose();
+      throw error;
+    }
+
+    const settledCount = (): number => events.filter((event) => event.type === "agent_settled").length;
+    return {
+      session,
+      faux,
+      eventBus,
+      cwd,
+      agentDir,
+      extensionPaths: loaded.extensions.map((extension) => extension.resolvedPath),
+      events,
+      prompt: (text) => session.prompt(text),
+      waitFor: (predicate, timeoutMs = DEFAULT_WAIT_MS) =>
+        pollUntil(() => events.find(predicate), {
+          timeoutMs,
+          what: "a matching session event",
+          describe: () => describeEvents(events),
+        }),
+      waitForSettled: async (count, timeoutMs = DEFAULT_WAIT_MS) => {
+        await pollUntil(() => settledCount() >= count, {
+          timeoutMs,
+          what: `${count} agent_settled event(s)`,
+          describe: () => describeEvents(events),
+        });
+      },
+      settledCount,
+      eventsOf: <K extends AgentSessionEvent["type"]>(type: K) =>
+        events.filter((event): event is Extract<AgentSessionEvent, { type: K }> => event.type === type),
+      dispose,
+    };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Shared bits of the runtime's integration tests: a runtime per test that is always shut down, and polling
+ * waits with deadlines (never fixed sleeps alone).
+ */
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { groupMembers } from "../../actors/process-group.ts";
+import { createJobRuntime, type RuntimeOptions, type SupervisedRuntime } from "../../host/runtime.ts";
+import type { StartRequest } from "../../host/runtime-api.ts";
+
+export function runtimeFor(options: RuntimeOptions = {}): SupervisedRuntime {
+  return createJobRuntime({ warm: 1, checkMessages: true, ...options });
+}
+
+export function shellJob(command: string, overrides: Partial<StartRequest> = {}): StartRequest {
+  return {
+    kind: "shell",
+    command,
+    shell: "/bin/sh",
+    cwd: tmpdir(),
+    io: { kind: "pipes", stdin: false },
+    timeoutMs: 60_000,
+    killGraceMs: 1000,
+    log: { maxBytes: 16 * 1024 * 1024, onQuota: "stop" },
+    label: command.slice(0, 40),
+    ...overrides,
+  };
+}
+
+export async function waitFor<T>(probe: () => T | Promise<T>, timeoutMs = 10_000, what = "condition"): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** True when no live (non-zombie) process of the group remains. */
+export function groupGone(pgid: number): boolean {
+  return groupMembers(pgid).length === 0;
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  // A zombie is dead for our purposes.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The package as users install it: `npm pack` (whose `prepare` compiles the workers), then `npm install` of the
+ * tarball into a fresh project with Pi's flags (peers not installed). Node strips no types under node_modules, so
+ * an installed pi-jobs can only start its workers from dist/, with every import they make resolvable there.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { runPrint } from "../e2e/harness/cli.ts";
+import { filesUnder, packAndInstall, removePackedInstall, unresolvedImports, type PackedInstall } from "../e2e/harness/pack.ts";
+import { REPO_ROOT } from "../e2e/harness/paths.ts";
+
+const PACK_TIMEOUT_MS = 300_000;
+
+/** `<folder>/x/y.ts` → `x/y.js`, for every TypeScript source (declarations aside). */
+function compiledNames(folder: string): string[] {
+  return filesUnder(join(REPO_ROOT, folder), ".ts")
+    .filter((file) => !file.endsWith(".d.ts"))
+    .map((file) => file.replace(/\.ts$/, ".js"));
+}
+
+describe("installed package", () => {
+  let installed: PackedInstall;
+
+  beforeAll(async () => {
+    installed = await packAndInstall();
+  }, PACK_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await removePackedInstall();
+  });
+
+  test("ships dist/actors/*.js for every actors/*.ts and dist/mailbox/*.js for every mailbox/*.ts", () => {
+    for (const folder of ["actors", "mailbox"]) {
+      const expected = compiledNames(folder);
+      expect(expected.length, `${folder}/ has sources`).toBeGreaterThan(0);
+      const missing = expected.filter((name) => !existsSync(join(installed.pkgDir, "dist", folder, name)));
+      expect(missing, `missing from the installed dist/${folder}/`).toEqual([]);
+    }
+  });
+
+  test("ships the Pi entry point it declares, and no tests", () => {
+    const manifest = JSON.parse(readFileSync(join(installed.pkgDir, "package.json"), "utf8")) as {
+      pi?: { extensions?: string[] };
+    };
+    const entries = manifest.pi?.extensions ?? [];
+    expect(entries.length).toBeGreaterThan(0);
+    for (const entry of entries) expect(existsSync(join(installed.pkgDir, entry)), entry).toBe(true);
+    expect(existsSync(join(installed.pkgDir, "tests"))).toBe(false);
+  });
+
+  test("every import of the compiled workers resolves from the installed location", async () => {
+    // Workers run on plain Node, outside Pi's module aliasing: a peer-only package is simply absent here.
+    expect(await unresolvedImports(installed.pkgDir)).toEqual([]);
+  });
+
+  test("index.ts loads in real Pi from the installed location", async () => {
+    const run = await runPrint("ping", {
+      extensions: [installed.pkgDir],
+      steps: [{ text: "installed copy answers {{last}}" }],
+    });
+    expect(run.stderr).not.toMatch(/Failed to load extension|Extension error/i);
+    expect({ code: run.code, stdout: run.stdout.trim() }).toEqual({ code: 0, stdout: "installed copy answers ping" });
+  });
+});

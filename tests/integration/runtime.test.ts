@@ -1,0 +1,196 @@
+/**
+ * The job runtime with real processes, real worker threads and real PTYs: spawning, output batches, stop and
+ * reclaim of whole process groups, the supervisor's takeover of crashed and hung actors, and clean shutdown.
+ */
+import { readFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { SupervisedRuntime } from "../../host/runtime.ts";
+import { groupGone, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
+
+let runtime: SupervisedRuntime | null = null;
+afterEach(async () => {
+  await runtime?.shutdown();
+  runtime = null;
+});
+
+function text(job: { retained(): { lines: { text: string }[] } }): string[] {
+  return job.retained().lines.map((line) => line.text);
+}
+
+describe("job runtime", () => {
+  it("runs a noisy command to its end and counts every byte and line", async () => {
+    runtime = runtimeFor();
+    const job = runtime.start(shellJob("seq 1 200000; echo done >&2"));
+    const result = await job.done;
+    expect(result.cause).toBe("exit");
+    expect(result.exitCode).toBe(0);
+    const expectedBytes = Array.from({ length: 200000 }, (_, i) => String(i + 1).length + 1).reduce((a, b) => a + b, 0) + 5;
+    expect(result.totals).toEqual({ bytes: expectedBytes, lines: 200001 });
+    expect(job.figures().bytes).toBe(expectedBytes);
+    expect(job.figures().lines).toBe(200001);
+    expect(result.log.bytes).toBe(expectedBytes);
+    expect(readFileSync(result.log.path!, "utf8").split("\n").slice(0, 3)).toEqual(["1", "2", "3"]);
+    const retained = job.retained();
+    expect(retained.lines.length).toBeLessThanOrEqual(2000);
+    // stdout and stderr are separate pipes, so only each source's own order is guaranteed (and "done" may have
+    // arrived early enough to have left the 2,000-line window).
+    expect(retained.lines.filter((line) => line.source === "stdout").at(-1)?.text).toBe("200000");
+    expect(retained.droppedLines).toBeGreaterThan(0);
+    expect(result.cleanup).toBe("confirmed");
+  });
+
+  it("labels each retained line with its source", async () => {
+    runtime = runtimeFor();
+    const job = runtime.start(shellJob("echo out; echo err >&2"));
+    await job.done;
+    expect(job.retained().lines).toEqual(
+      expect.arrayContaining([
+        { source: "stdout", text: "out" },
+        { source: "stderr", text: "err" },
+      ]),
+    );
+  });
+
+  it("keeps logs private: directory 0700, file 0600", async () => {
+    runtime = runtimeFor();
+    const result = await runtime.start(shellJob("echo hi")).done;
+    expect(statSync(runtime.logDir).mode & 0o777).toBe(0o700);
+    expect(statSync(result.log.path!).mode & 0o777).toBe(0o600);
+  });
+
+  it("stops a child that ignores SIGTERM and its grandchild: both gone, escalated to SIGKILL", async () => {
+    runtime = runtimeFor();
+    const job = runtime.start(
+      shellJob(`trap '' TERM; sh -c 'trap "" TERM; echo grandchild $$; sleep 60' & echo child $$; wait`, { killGraceMs: 300 }),
+    );
+    await waitFor(() => text(job).some((line) => line.startsWith("grandchild")), 10_000, "grandchild to start");
+    const pids = text(job).map((line) => Number(line.split(" ")[1])).filter(Boolean);
+    expect(pids.length).toBe(2);
+    const result = await job.stop();
+    expect(result.cause).toBe("stopped");
+    expect(result.escalated).toBe(true);
+    expect(result.cleanup).toBe("confirmed");
+    for (const pid of pids) expect(pidAlive(pid)).toBe(false);
+    expect(groupGone(job.pgid()!)).toBe(true);
+  });
+
+  it("reclaims a backgrounded grandchild that holds the pipe after the shell exits", async () => {
+    runtime = runtimeFor();
+    const job = runtime.start(shellJob("sleep 60 & echo started $!", { killGraceMs: 300 }));
+    const result = await job.done;
+    expect(result.cause).toBe("exit");
+    expect(result.exitCode).toBe(0);
+    const sleeper = Number(text(job).find((line) => line.startsWith("started"))!.split(" ")[1]);
+    expect(pidAlive(sleeper)).toBe(false);
+    expect(groupGone(job.pgid()!)).toBe(true);
+  });
+
+  it("enforces the hard lifetime: timeout stops the group", async () => {
+    runtime = runtimeFor();
+    const job = runtime.start(shellJob("sleep 30", { timeoutMs: 300, killGraceMs: 300 }));
+    const result = await job.done;
+    expect(result.cause).toBe("timeout");
+    expect(result.cleanup).toBe("confirmed");
+    expect(groupGone(job.pgid()!)).toBe(true);
+  });
+
+  it("reports a missing working directory and a missing shell clearly, leaving nothing running", async () => {
+    runtime = runtimeFor();
+    const missingDir = await runtime.start(shellJob("echo hi", { cwd: join(tmpdir(), "pi-jobs-no-such-dir") })).done;
+    expect(missingDir.cause).toBe("spawn_failed");
+    expect(missingDir.message).toMatch(/working directory does not exist/);
+    const missingShell = await runtime.start(shellJob("echo hi", { shell: "/nonexistent/shell" })).done;
+    expect(missingShell.cause).toBe("spawn_failed");
+    expect(missingShell.message).toMatch(/shell not found/);
+    expect(runtime.list()).toEqual([]);
+  });
+
+  it("writes to stdin and closes it over the control plane", async () => {
+    runtime = runtimeFor();
+    const job = runtime.start(shellJob("cat", { io: { kind: "pipes", stdin: true } }));
+    expect(await job.write(new TextEncoder().encode("hello\n"))).toMatchObject({ ok: true });
+    await waitFor(() => text(job).includes("hello"), 10_000, "echo from cat");
+    expect(await job.endStdin()).toMatchObject({ ok: true });
+    const result = await job.done;
+    expect(result.cause).toBe("exit");
+    expect(result.exitCode).toBe(0);
+    expect(await job.write(new Uint8Array([1]))).toMatchObject({ ok: false });
+  });
+
+  it("runs a PTY job: isatty, resize, interrupt", async () => {
+    runtime = runtimeFor();
+    const job = runtime.start(
+      shellJob(`[ -t 0 ] && echo tty-yes; stty size; read line; stty size; echo got-$line; sleep 60`, {
+        io: { kind: "pty", cols: 100, rows: 30 },
+      }),
+    );
+    await waitFor(() => text(job).some((line) => line.includes("30 100")), 10_000, "first stty size");
+    expect(text(job)).toContain("tty-yes");
+    expect(await job.resize(120, 40)).toMatchObject({ ok: true });
+    expect(await job.endStdin()).toMatchObject({ ok: false });
+    await job.write(new TextEncoder().encode("abc\r"));
+    await waitFor(() => text(job).some((line) => line.includes("40 120")), 10_000, "stty size after resize");
+    await waitFor(() => text(job).some((line) => line.includes("got-abc")), 10_000, "line read");
+    await job.write(new Uint8Array([3]));
+    const result = await job.done;
+    expect(result.cause).toBe("exit");
+    expect(result.exitCode === 130 || result.signal === "SIGINT").toBe(true);
+  });
+
+  it("starts and stops a PTY job 50 times in a row without aborting the process", async () => {
+    runtime = runtimeFor();
+    for (let round = 0; round < 50; round += 1) {
+      const job = runtime.start(shellJob("echo ready; sleep 30", { io: { kind: "pty", cols: 80, rows: 24 }, killGraceMs: 500 }));
+      if (round % 2 === 0) await waitFor(() => job.phase() === "running", 10_000, "spawn");
+      const result = await job.stop();
+      expect(["stopped", "exit"]).toContain(result.cause);
+      expect(result.cleanup).toBe("confirmed");
+    }
+    expect(runtime.list()).toEqual([]);
+  }, 120_000);
+
+  it("takes over when an actor crashes: group killed, failure reported, other jobs unaffected", async () => {
+    runtime = runtimeFor();
+    const bystander = runtime.start(shellJob("sleep 1; echo bystander-done"));
+    const crashing = runtime.start(shellJob("echo up; sleep 60", { fault: "crash" }));
+    const result = await crashing.done;
+    expect(result.cause).toBe("actor_crashed");
+    expect(result.message).toMatch(/injected actor crash/);
+    expect(result.cleanup).toBe("confirmed");
+    expect(groupGone(crashing.pgid()!)).toBe(true);
+    const other = await bystander.done;
+    expect(other.cause).toBe("exit");
+    expect(text(bystander)).toContain("bystander-done");
+  });
+
+  it("takes over when an actor hangs past its deadline", async () => {
+    runtime = runtimeFor();
+    const job = runtime.start(shellJob("sleep 60", { fault: "hang", timeoutMs: 300, killGraceMs: 200 }));
+    const result = await job.done;
+    expect(result.cause).toBe("actor_unresponsive");
+    expect(result.cleanup).toBe("confirmed");
+    expect(groupGone(job.pgid()!)).toBe(true);
+  });
+
+  it("refuses a job over capacity with a clear error", async () => {
+    runtime = runtimeFor({ capacity: 2 });
+    runtime.start(shellJob("sleep 30"));
+    runtime.start(shellJob("sleep 30"));
+    expect(() => runtime!.start(shellJob("sleep 30"))).toThrow(/capacity reached: 2 jobs/);
+  });
+
+  it("runs 64 concurrent actors, then shutdown leaves no process and no worker", async () => {
+    runtime = runtimeFor();
+    const jobs = Array.from({ length: 64 }, (_, i) => runtime!.start(shellJob(`echo job-${i}; sleep 60`)));
+    await waitFor(() => jobs.every((job) => job.phase() === "running"), 60_000, "all 64 spawned");
+    const groups = jobs.map((job) => job.pgid()!);
+    expect(runtime.threads()).toBeGreaterThanOrEqual(64);
+    await runtime.shutdown();
+    for (const pgid of groups) expect(groupGone(pgid)).toBe(true);
+    expect(runtime.threads()).toBe(0);
+    for (const job of jobs) expect(job.result()?.cause).toBe("stopped");
+    runtime = null;
+  }, 120_000);
+});
