@@ -161,12 +161,6 @@ export function createMonitorEngine(
     hooks.onDecided();
   };
 
-  if (!created.ok) {
-    // The tool layer validates patterns first; one that still does not compile fails the run rather than the actor.
-    apply({ type: "matcher_error", message: created.error });
-    queueMicrotask(notify);
-  }
-
   const setPaused = (value: boolean): void => {
     if (paused === value) return;
     paused = value;
@@ -370,6 +364,12 @@ export function createMonitorEngine(
     wakeDrained();
     await sandbox?.dispose();
   };
+
+  if (!created.ok) {
+    // The tool layer validates patterns first; one that still does not compile fails the run rather than the actor.
+    apply({ type: "matcher_error", message: created.error });
+    queueMicrotask(notify);
+  }
 
   return {
     push(source, chunk) {

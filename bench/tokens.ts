@@ -17,7 +17,9 @@ import {
   MONITOR_START_DESCRIPTION,
   MONITOR_STOP,
   MONITOR_STOP_DESCRIPTION,
+  MonitorStartOutput,
   MonitorStartParams,
+  MonitorStopOutput,
   MonitorStopParams,
 } from "../host/monitor/schemas.ts";
 
@@ -118,6 +120,27 @@ const declarations = [
 ];
 const declarationTokens = declarations.reduce((sum, text) => sum + tokens(text), 0);
 
+// With codemode active, Pi appends to each declared tool's description what a script call resolves to, naming the
+// output schema's fields (`{ stopped }`, a union as `{ … } | { … }`). Rebuilt here from the schemas in Pi's format.
+interface JsonObjectSchema {
+  properties: Record<string, { const?: unknown }>;
+  required?: string[];
+}
+const fieldList = (schema: JsonObjectSchema): string =>
+  `{ ${Object.entries(schema.properties)
+    .map(([name, field]) => {
+      const optional = schema.required?.includes(name) ? "" : "?";
+      return `${name}${optional}${field.const === undefined ? "" : `: ${JSON.stringify(field.const)}`}`;
+    })
+    .join(", ")} }`;
+const resolvesTo = (name: string, schema: { anyOf?: JsonObjectSchema[] } & Partial<JsonObjectSchema>): string =>
+  `\n\nCodemode: \`tools.${name}(args)\` resolves to \`${
+    schema.anyOf ? schema.anyOf.map(fieldList).join(" | ") : fieldList(schema as JsonObjectSchema)
+  }\`.`;
+const codemodeSuffixTokens =
+  tokens(resolvesTo(MONITOR_START, JSON.parse(JSON.stringify(MonitorStartOutput)))) +
+  tokens(resolvesTo(MONITOR_STOP, JSON.parse(JSON.stringify(MonitorStopOutput))));
+
 const guidanceCases: [label: string, tools: string[], restored: boolean][] = [
   ["bash + monitor", ["bash", MONITOR_START, MONITOR_STOP], false],
   ["bash + monitor + codemode", ["bash", MONITOR_START, MONITOR_STOP, "codemode"], false],
@@ -129,7 +152,9 @@ const guidanceCases: [label: string, tools: string[], restored: boolean][] = [
 
 const fixedRows = guidanceCases.map(([label, tools, restored]) => {
   const guidance = buildGuidance(tools, restored) ?? "";
-  const declared = tools.includes(MONITOR_START) ? declarationTokens : 0;
+  const declared = tools.includes(MONITOR_START)
+    ? declarationTokens + (tools.includes("codemode") ? codemodeSuffixTokens : 0)
+    : 0;
   return { label, guidanceChars: guidance.length, guidanceTokens: tokens(guidance), total: declared + tokens(guidance) };
 });
 
@@ -301,7 +326,8 @@ const markdown = [
   "## Fixed cost per request",
   "",
   `Tool declarations (name, description and JSON parameter schema of ${MONITOR_START} and ${MONITOR_STOP}): ` +
-    `${fmt(declarationTokens)} tokens. The guidance depends on the active tools:`,
+    `${fmt(declarationTokens)} tokens; with codemode active Pi appends what a script call resolves to ` +
+    `(+${fmt(codemodeSuffixTokens)}). The guidance depends on the active tools:`,
   "",
   "| Active tools | Guidance chars | Guidance tokens | Declarations + guidance |",
   "|---|---:|---:|---:|",

@@ -1,9 +1,22 @@
 /**
- * Installs the host actor into one Pi extension instance: the job runtime, the tools, the commands and the
- * metrics recorder. Each part registers its own hooks; this file only wires them together.
+ * Installs the host actor into one Pi extension instance: the job runtime's lifecycle, the monitor and shell-job
+ * tools, the metrics recorder and the small `/jobs` overview. Each part registers its own hooks; this file only
+ * wires them together, in the order their session_start handlers must run (the lifecycle first, because the other
+ * parts adopt their state from it after /reload).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { installLifecycle } from "./lifecycle.ts";
+import { installMonitors } from "./monitor/install.ts";
 
 export function installHost(pi: ExtensionAPI): void {
-  void pi;
+  const lifecycle = installLifecycle(pi);
+  installMonitors(pi, lifecycle);
+  pi.registerCommand("jobs", {
+    description: "List the background jobs of this session (monitors and shell jobs)",
+    handler: async (_args, ctx) => {
+      const jobs = lifecycle.runtime().list();
+      const lines = jobs.map((job) => `${job.phase()} · ${job.kind} · ${job.label} · pid ${job.pid() ?? "-"}`);
+      ctx.ui.notify(lines.length > 0 ? lines.join("\n") : "No background jobs are running.", "info");
+    },
+  });
 }

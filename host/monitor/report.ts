@@ -141,7 +141,7 @@ export function nextStep(outcome: MonitorOutcome): string | null {
     case "result_missing":
       return "the command ended without printing result_pattern; fix its final sentinel or the pattern, then rerun";
     case "timeout":
-      return "look for a hang in output; rerun with a larger timeout_ms only if the work was progressing";
+      return "rerun with a larger timeout_ms only if the work was progressing; otherwise look for a hang";
     case "stopped":
       return "stopped before a result; rerun only if the result is still needed";
     case "failure":

@@ -5,6 +5,7 @@
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
+import type { ActorResult } from "../../mailbox/protocol.ts";
 import type { JobRuntime } from "../runtime-api.ts";
 import { readEmptyPollCap, steerInterruptEnabled } from "./config.ts";
 import { DEFAULT_PTY_SIZE, KILL_GRACE_MS, LOG_MAX_BYTES } from "./limits.ts";
@@ -20,7 +21,7 @@ import {
 } from "./session.ts";
 import type { ShellState } from "./state.ts";
 import { validateExec, validateKill, validateListSessions, validateSetOnExit, validateWriteStdin, type Checked } from "./validate.ts";
-import { planWait, type WaitPlan } from "./waits.ts";
+import { planWait, type WaitPlan, type WaitPlanResult } from "./waits.ts";
 
 export class ShellToolError extends Error {
   constructor(message: string) {
@@ -51,6 +52,11 @@ type WaitOutcome = "exit" | "deadline" | "cancelled" | "steered";
 
 /** setTimeout's own bound; longer absolute waits re-arm. */
 const MAX_TIMER_MS = 2_147_483_647;
+
+function planOrThrow(planned: WaitPlanResult): WaitPlan {
+  if (!planned.ok) throw new ShellToolError(planned.error);
+  return planned.plan;
+}
 
 function unwrap<T>(checked: Checked<T>): T {
   if (!checked.ok) throw new ShellToolError(checked.error);
@@ -90,7 +96,7 @@ export class ShellService {
       isDirectory = false;
     }
     if (!isDirectory) throw new ShellToolError(`exec_command: workdir ${JSON.stringify(cwd)} does not exist or is not a directory`);
-    const plan = unwrap(planWait({ kind: "exec", yieldTimeMs: request.yieldTimeMs, emptyPollCap: { ok: true, capMs: null }, nowEpochMs: Date.now() }));
+    const plan = planOrThrow(planWait({ kind: "exec", yieldTimeMs: request.yieldTimeMs, emptyPollCap: { ok: true, capMs: null }, nowEpochMs: Date.now() }));
 
     const { registry, ledger } = this.state;
     const admission = registry.admit(logPathOf);
@@ -140,10 +146,9 @@ export class ShellService {
     void session.handle.done.then((result) => {
       const info = settleSession(session, result);
       for (const wake of [...session.exitWaiters]) wake();
-      if (state.closing) return;
-      const armed = session.onExit === "wake" && session.stoppedBy === null;
-      state.ledger.completed(info, armed, performance.now());
-      if (session.stoppedBy !== null) state.ledger.suppress(session.id);
+      // An explicit stop owes nothing, and neither does a session that is shutting down.
+      if (state.closing || session.stoppedBy !== null) return;
+      state.ledger.completed(info, session.onExit === "wake", performance.now());
       state.onCompletion();
     });
   }
@@ -195,7 +200,7 @@ export class ShellService {
       notes.push("input was not sent: the process has ended");
     }
 
-    const plan = unwrap(
+    const plan = planOrThrow(
       planWait({
         kind: request.waitKind,
         yieldTimeMs: request.yieldTimeMs,
@@ -414,7 +419,8 @@ export class ShellService {
     if (timer !== null) clearTimeout(timer);
     // The done handler may not have run yet when stop() resolves.
     if (outcome === "ended" && session.result === null) settleSession(session, session.handle.result()!);
-    if (outcome === "unconfirmed" || session.result?.cleanup !== "confirmed") {
+    const ended = session.result as ActorResult | null;
+    if (outcome === "unconfirmed" || ended?.cleanup !== "confirmed") {
       return this.killResult(
         session,
         request.signal,

@@ -62,9 +62,9 @@ describe("pi-jobs loads in real Pi", () => {
     const run = await runJson("ping", { steps: REPLY });
     expectNoExtensionError(run.stderr);
     expect(run.code).toBe(0);
-    expect(run.records[0]?.type).toBe("session");
-    expect(run.records.map(assistantText).filter((text) => text !== undefined)).toEqual(["faux reply to: ping"]);
-    expect(run.records.at(-1)).toEqual({ type: "agent_settled", aborted: false });
+    expect(run.events[0]?.type).toBe("session");
+    expect(run.events.map(assistantText).filter((text) => text !== undefined)).toEqual(["faux reply to: ping"]);
+    expect(run.events.at(-1)).toEqual({ type: "agent_settled", aborted: false });
   });
 
   test("rpc mode: a prompt settles with the reply, closing stdin exits 0", async () => {

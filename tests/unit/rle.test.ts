@@ -27,12 +27,16 @@ function randomText(next: () => number): string {
 
 describe("rle-v1", () => {
   it("round-trips 500 seeded strings with quotes, escapes, controls, separators, astral and lone surrogates", () => {
+    let withRepeats = 0;
     for (let seed = 1; seed <= 500; seed += 1) {
       const text = randomText(generator(seed));
       const parts = encodeRle(text);
+      if (parts.some((part) => typeof part !== "string")) withRepeats += 1;
       expect(decodeRle(parts), `seed ${seed}`).toBe(text);
       expect(decodeRle(parseRle(JSON.stringify(parts))), `seed ${seed}`).toBe(text);
     }
+    // The corpus must actually exercise repeats, not only literals.
+    expect(withRepeats).toBeGreaterThan(200);
   });
 
   it("encodes a long run as one repeat", () => {

@@ -61,13 +61,15 @@ function fitRow(groups: Group[], width: number, reserveRight: number, countOmitt
   const chosen = new Map<number, string>();
   let used = 0;
   const suffixWidth = (n: number): number => (countOmitted && n > 0 ? visibleWidth(`${GAP}… +${n}`) : 0);
+  let dropped = 0;
   for (let k = 0; k < order.length; k++) {
     const { g, i } = order[k] as { g: Group; i: number };
     const remainingAfter = order.length - k - 1;
     const gap = chosen.size > 0 ? GAP.length : 0;
     const w = visibleWidth(g.text);
-    // Worst case, every later group is dropped: keep room for the "… +N" marker.
-    const room = avail - used - gap - suffixWidth(remainingAfter);
+    // Worst case, every later group is dropped too: keep room for the "… +N" marker, so a less important
+    // group can never take the space that marker needs for the groups already dropped.
+    const room = avail - used - gap - suffixWidth(dropped + remainingAfter);
     if (w <= room) {
       chosen.set(i, g.text);
       used += gap + w;
@@ -75,7 +77,7 @@ function fitRow(groups: Group[], width: number, reserveRight: number, countOmitt
       const t = shrink(g, room);
       chosen.set(i, t);
       used += gap + visibleWidth(t);
-    }
+    } else dropped++;
   }
   const parts = [...chosen.entries()].sort((a, b) => a[0] - b[0]).map(([, t]) => t);
   const omitted = groups.length - chosen.size;

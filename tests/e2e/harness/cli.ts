@@ -45,7 +45,8 @@ export interface PiRunResult extends PiExit {
 export type PiRecord = { type: string } & Record<string, unknown>;
 
 export interface PiJsonResult extends PiRunResult {
-  records: PiRecord[];
+  /** Every JSONL event, in order (the first is the session header). */
+  events: PiRecord[];
 }
 
 const RUN_TIMEOUT_MS = 60_000;
@@ -202,7 +203,7 @@ export async function runJson(prompt: string, options: PiRunOptions = {}): Promi
   if (badLines.length > 0) {
     throw new Error(`pi --mode json wrote non-JSON lines to stdout:\n${badLines.slice(0, 5).join("\n")}`);
   }
-  return { ...result, records };
+  return { ...result, events: records };
 }
 
 export interface RpcSession {

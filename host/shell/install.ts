@@ -1,0 +1,239 @@
+/**
+ * Installs shell jobs into one Pi extension instance: the five tools, the /shell-jobs-sessions command, the
+ * --keep-builtin-bash flag, the system-prompt guidance, codemode receipts, steering and wake-on-exit delivery, and
+ * the reload handover of the session registry. POSIX only: Windows is not supported.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { TSchema } from "typebox";
+import type { JobRuntime } from "../runtime-api.ts";
+import { SHELL_JOBS_GUIDANCE } from "./guidance.ts";
+import { WAKE_MESSAGE_TYPE } from "./notices.ts";
+import { ExecCommandParams, KillSessionParams, ListSessionsParams, SetOnExitParams, WriteStdinParams } from "./params.ts";
+import {
+  KillResultSchema,
+  ListResultSchema,
+  ProcessResultSchema,
+  SetOnExitResultSchema,
+  killText,
+  listText,
+  processResultText,
+  setOnExitText,
+} from "./result.ts";
+import { ShellService, stopAllIn, type CallContext, type ShellServiceOptions } from "./service.ts";
+import { adoptState, createShellState, parkState, type ShellState } from "./state.ts";
+import { WakeScheduler } from "./wake-delivery.ts";
+import type { WakeTiming } from "./wake-ledger.ts";
+
+export const KEEP_BUILTIN_BASH_FLAG = "keep-builtin-bash";
+export const SHELL_TOOL_NAMES = ["exec_command", "write_stdin", "list_sessions", "set_on_exit", "kill_session"] as const;
+const REPLACED_BUILTINS = ["bash", "powershell"];
+
+export interface ShellJobsOptions extends Omit<ShellServiceOptions, "runtime"> {
+  /** Registered sessions (default 64). */
+  capacity?: number;
+  wakeTiming?: WakeTiming;
+}
+
+export interface ShellJobs {
+  service: ShellService;
+  wakes: WakeScheduler;
+}
+
+export function installShellJobs(pi: ExtensionAPI, runtime: () => JobRuntime, options: ShellJobsOptions = {}): ShellJobs {
+  const service = new ShellService(createShellState({ capacity: options.capacity, wakeTiming: options.wakeTiming }), { ...options, runtime });
+  const wakes = new WakeScheduler(
+    () => service.state,
+    (_batch, message) =>
+      pi.sendMessage(
+        { customType: WAKE_MESSAGE_TYPE, content: message.content, display: true, details: message.details },
+        { deliverAs: "followUp", triggerTurn: true },
+      ),
+  );
+  const abandon = (state: ShellState): Promise<void> => stopAllIn(state);
+
+  registerTools(pi, service);
+  registerCommand(pi, service);
+  pi.registerFlag(KEEP_BUILTIN_BASH_FLAG, {
+    description: "Keep Pi's built-in bash (and powershell) tools active next to the shell-job tools",
+    type: "boolean",
+    default: false,
+  });
+
+  pi.on("session_start", (event) => {
+    const parked = adoptState(abandon);
+    if (parked !== null) {
+      // Only a reload continues the previous instance's jobs; any other start owns nothing from before.
+      if (event.reason === "reload") service.state = parked;
+      else void abandon(parked);
+    }
+    service.state.closing = false;
+    service.state.onCompletion = () => wakes.schedule();
+    if (pi.getFlag(KEEP_BUILTIN_BASH_FLAG) !== true) {
+      const active = pi.getActiveTools();
+      const kept = active.filter((name) => !REPLACED_BUILTINS.includes(name));
+      for (const name of SHELL_TOOL_NAMES) if (!kept.includes(name)) kept.push(name);
+      if (kept.length !== active.length || kept.some((name, i) => name !== active[i])) pi.setActiveTools(kept);
+    }
+    // Wakes that were pending across a reload are delivered by this instance.
+    wakes.start();
+  });
+
+  pi.on("session_shutdown", async (event) => {
+    wakes.stop();
+    if (event.reason === "reload") {
+      parkState(service.state, abandon);
+      return;
+    }
+    // New, resumed or forked sessions and quit: this session's jobs end with it.
+    await service.stopAll();
+    service.state = createShellState({ capacity: options.capacity, wakeTiming: options.wakeTiming });
+  });
+
+  pi.on("before_agent_start", (event) => ({ systemPrompt: `${event.systemPrompt}\n\n${SHELL_JOBS_GUIDANCE}` }));
+
+  // The receipt of a codemode script goes on its outermost result, also when the script failed.
+  pi.on("tool_result", (event) => {
+    if (event.parentToolCallId !== undefined) return undefined;
+    const receipt = service.finalizeScript(event.toolCallId, !event.isError);
+    if (receipt === null) return undefined;
+    return {
+      content: [...event.content, { type: "text" as const, text: receipt }],
+      ...(event.structuredContent !== undefined ? { structuredContent: event.structuredContent } : {}),
+    };
+  });
+
+  pi.on("tool_execution_end", (event) => {
+    if (event.parentToolCallId === undefined) wakes.boundary();
+  });
+
+  pi.on("agent_settled", () => {
+    service.releaseScripts();
+    wakes.boundary();
+  });
+
+  pi.on("input", (event) => {
+    if (event.source !== "extension" && event.streamingBehavior === "steer") service.steer();
+    return undefined;
+  });
+
+  return { service, wakes };
+}
+
+function callOf(toolCallId: string, signal: AbortSignal | undefined, ctx: ExtensionContext): CallContext {
+  return { toolCallId, signal, cwd: ctx.cwd };
+}
+
+function registerTools(pi: ExtensionAPI, service: ShellService): void {
+  const define = <S extends object>(
+    name: string,
+    label: string,
+    description: string,
+    parameters: TSchema,
+    outputSchema: TSchema,
+    promptSnippet: string,
+    run: (params: unknown, call: CallContext) => S | Promise<S>,
+    text: (result: S) => string,
+  ): void => {
+    pi.registerTool({
+      name,
+      label,
+      description,
+      promptSnippet,
+      parameters,
+      outputSchema,
+      async execute(toolCallId, params, signal, _onUpdate, ctx) {
+        const result = await run(params, callOf(toolCallId, signal, ctx));
+        return {
+          content: [{ type: "text", text: text(result) }],
+          details: result,
+          structuredContent: result as unknown as Record<string, never>,
+        };
+      },
+    });
+  };
+
+  define(
+    "exec_command",
+    "Exec command",
+    "Run a shell command as a background-capable job. Returns its exit result if it ends within yield_time_ms, otherwise a session_id to use with write_stdin, set_on_exit and kill_session. timeout_seconds is the hard lifetime. Set on_exit: \"wake\" for finite work whose result you need.",
+    ExecCommandParams,
+    ProcessResultSchema,
+    "Run shell commands (background-capable, interactive with tty:true); replaces bash",
+    (params, call) => service.exec(params, call),
+    processResultText,
+  );
+  define(
+    "write_stdin",
+    "Write stdin",
+    "Send input to a running session (chars with C escapes, or chars_b64), close pipe stdin (end_stdin), resize its PTY (cols+rows), and/or wait for and read its new output. yield_time_ms: 0 with no input reads unread output immediately.",
+    WriteStdinParams,
+    ProcessResultSchema,
+    "Send input to / read output of a shell session",
+    (params, call) => service.writeStdin(params, call),
+    processResultText,
+  );
+  define(
+    "list_sessions",
+    "List sessions",
+    "List running and retained completed shell sessions with supervision metadata. Read-only: consumes no output and suppresses no notification.",
+    ListSessionsParams,
+    ListResultSchema,
+    "List shell sessions",
+    (params) => service.list(params),
+    listText,
+  );
+  define(
+    "set_on_exit",
+    "Set on_exit",
+    'Arm ("wake") or disarm ("none") the follow-up notification for a session\'s completion, without killing it.',
+    SetOnExitParams,
+    SetOnExitResultSchema,
+    "Arm or disarm a shell session's wake on exit",
+    (params, call) => service.setOnExit(params, call),
+    setOnExitText,
+  );
+  define(
+    "kill_session",
+    "Kill session",
+    "Stop a session's whole process group (signal, then SIGKILL after 2 s). killed: false means the stop is not confirmed and the session stays registered.",
+    KillSessionParams,
+    KillResultSchema,
+    "Stop a shell session",
+    (params, call) => service.kill(params, call),
+    killText,
+  );
+}
+
+function registerCommand(pi: ExtensionAPI, service: ShellService): void {
+  pi.registerCommand("shell-jobs-sessions", {
+    description: "List shell-job sessions; `stop N` stops one (without consuming output)",
+    handler: async (args, ctx) => {
+      const [verb, idText] = args.trim().split(/\s+/);
+      const call: CallContext = { toolCallId: "shell-jobs-sessions", cwd: ctx.cwd };
+      if (verb === "stop") {
+        try {
+          const result = await service.kill({ session_id: Number(idText) }, call);
+          ctx.ui.notify(killText(result), result.killed ? "info" : "warning");
+        } catch (error) {
+          ctx.ui.notify((error as Error).message, "error");
+        }
+        return;
+      }
+      const listing = service.list({});
+      const running = listing.sessions.filter((s) => s.running);
+      if (ctx.mode !== "tui" || running.length === 0) {
+        ctx.ui.notify(listText(listing), "info");
+        return;
+      }
+      const close = "(close)";
+      const labels = running.map((s) => `stop ${s.session_id}: ${s.cmd.replace(/\s+/g, " ").slice(0, 60)}`);
+      const choice = await ctx.ui.select(listText(listing).split("\n")[0] ?? "Shell sessions", [...labels, close]);
+      const index = choice === undefined ? -1 : labels.indexOf(choice);
+      if (index < 0) return;
+      const target = running[index]!;
+      if (!(await ctx.ui.confirm("Stop shell session", `Stop session ${target.session_id}?`))) return;
+      const result = await service.kill({ session_id: target.session_id }, call);
+      ctx.ui.notify(killText(result), result.killed ? "info" : "warning");
+    },
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * Sends the wake batches the ledger decides on. The only timer of the wake path: it fires when the ledger says a
+ * batch is due. A submission that throws (an error we can observe) is kept and retried at the next tool boundary or
+ * agent_settled; a submission that returned is never resent — there is no guessed acknowledgement timeout.
+ */
+import { wakeMessage } from "./notices.ts";
+import type { ShellState } from "./state.ts";
+import type { CompletionInfo } from "./wake-ledger.ts";
+
+export type WakeSender = (batch: readonly CompletionInfo[], message: ReturnType<typeof wakeMessage>) => void;
+
+export class WakeScheduler {
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private active = false;
+  private readonly state: () => ShellState;
+  private readonly send: WakeSender;
+  /** Errors of refused submissions, newest last (bounded), for diagnostics and tests. */
+  readonly failures: string[] = [];
+
+  constructor(state: () => ShellState, send: WakeSender) {
+    this.state = state;
+    this.send = send;
+  }
+
+  /** Deliveries may happen (between session_start and session_shutdown). */
+  start(): void {
+    this.active = true;
+    this.schedule();
+  }
+
+  stop(): void {
+    this.active = false;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** Re-reads when the next batch is due and arms the timer for it. */
+  schedule(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    if (!this.active) return;
+    const due = this.state().ledger.dueAt();
+    if (due === null) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.flush();
+    }, Math.max(0, due - performance.now()));
+    // A pending wake must not keep a finished Pi process alive.
+    this.timer.unref();
+  }
+
+  /** A tool boundary or agent_settled: retry a refused batch, and send one that is due. */
+  boundary(): void {
+    this.state().ledger.boundary();
+    this.flush();
+  }
+
+  flush(): void {
+    if (!this.active) return;
+    const ledger = this.state().ledger;
+    const batch = ledger.takeBatch(performance.now());
+    if (batch.length > 0) {
+      try {
+        this.send(batch, wakeMessage(batch));
+        ledger.submitted(batch.map((c) => c.sessionId));
+      } catch (error) {
+        ledger.submissionFailed();
+        this.failures.push((error as Error)?.message ?? String(error));
+        if (this.failures.length > 16) this.failures.shift();
+      }
+    }
+    this.schedule();
+  }
+}

@@ -1,0 +1,248 @@
+/**
+ * The metrics recorder in real Pi (in process, through Pi's own extension loader), answered by the faux
+ * provider streaming at a set speed after a slow first token. Checks what is measured, what is persisted,
+ * and what comes back after reopening the session and after branch navigation.
+ */
+import { fauxAssistantMessage, fauxProvider, fauxText, type FauxProviderHandle } from "@earendil-works/pi-ai";
+import {
+  createAgentSession,
+  createEventBus,
+  DefaultResourceLoader,
+  ModelRuntime,
+  SessionManager,
+  SettingsManager,
+  type AgentSession,
+  type ExtensionUIContext,
+} from "@earendil-works/pi-coding-agent";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AGENT_EVENT, ENTRY_AGENT, ENTRY_RECEIPT, ENTRY_REQUEST, ENTRY_RUN, ENTRY_TRACE } from "../../host/metrics/constants.ts";
+import { createAgentMetricsBridge } from "../../host/metrics/bridge.ts";
+import { fmtTps } from "../../ui/metrics/format.ts";
+
+const ENTRY = resolve(import.meta.dirname, "../fixtures/metrics-extension.ts");
+const TPS = 200;
+const WAIT_MS = 1200;
+/** 800 characters ≈ 200 tokens by the faux provider's own estimate: about one second of stream at 200 tok/s. */
+const ANSWER = "lorem ipsum dolor sit amet ".repeat(30).slice(0, 800);
+
+let dir: string;
+const open: AgentSession[] = [];
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "pi-metrics-e2e-"));
+  process.env.PI_CODING_AGENT_DIR = join(dir, "agent");
+});
+
+afterAll(() => {
+  for (const s of open) s.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function slow(text: string) {
+  return async () => {
+    await new Promise((r) => setTimeout(r, WAIT_MS));
+    return fauxAssistantMessage([fauxText(text)]);
+  };
+}
+
+interface Started {
+  session: AgentSession;
+  faux: FauxProviderHandle;
+  notes: string[];
+  bus: ReturnType<typeof createEventBus>;
+}
+
+async function start(sessionManager: SessionManager): Promise<Started> {
+  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }], tokensPerSecond: TPS });
+  const modelRuntime = await ModelRuntime.create({ authPath: join(dir, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  modelRuntime.registerNativeProvider(faux.provider);
+  const settingsManager = SettingsManager.inMemory();
+  const bus = createEventBus();
+  const resourceLoader = new DefaultResourceLoader({
+    cwd: dir,
+    agentDir: dir,
+    settingsManager,
+    eventBus: bus,
+    noExtensions: true,
+    noSkills: true,
+    noPromptTemplates: true,
+    noThemes: true,
+    noContextFiles: true,
+    additionalExtensionPaths: [ENTRY],
+  });
+  await resourceLoader.reload();
+  const { session } = await createAgentSession({ cwd: dir, agentDir: dir, modelRuntime, model: faux.getModel(), thinkingLevel: "off", resourceLoader, settingsManager, sessionManager });
+  open.push(session);
+  const notes: string[] = [];
+  // A minimal RPC-like UI: notifications are captured; everything else is a no-op.
+  const noop = () => undefined;
+  const ui = Object.fromEntries(
+    ["select", "confirm", "input", "onTerminalInput", "setStatus", "setWorkingMessage", "setWorkingVisible", "setWorkingIndicator", "setHiddenThinkingLabel", "setWidget", "setFooter", "setHeader", "setTitle", "custom", "pasteToEditor", "setEditorText", "getEditorText", "editor", "addAutocompleteProvider", "setEditorComponent", "getEditorComponent", "getAllThemes", "getTheme", "setTheme", "getToolsExpanded", "setToolsExpanded"].map((k) => [k, noop]),
+  ) as unknown as ExtensionUIContext;
+  (ui as { notify: ExtensionUIContext["notify"] }).notify = (msg) => void notes.push(msg);
+  await session.bindExtensions({ uiContext: ui, mode: "rpc" });
+  return { session, faux, notes, bus };
+}
+
+const customs = (session: AgentSession, type: string, scope: "branch" | "all" = "branch") =>
+  (scope === "branch" ? session.sessionManager.getBranch() : session.sessionManager.getEntries())
+    .filter((e) => e.type === "custom" && e.customType === type)
+    .map((e) => (e as { data: any }).data);
+
+async function details(s: Started): Promise<string> {
+  s.notes.length = 0;
+  await s.session.prompt("/metrics details");
+  return s.notes.join("\n");
+}
+
+describe("metrics in real Pi", () => {
+  let file: string;
+  let firstRate = 0;
+  let scaledRate = 0;
+  let firstRunFinalId = "";
+
+  it("records TTFT and EFF TPS that exclude the first-token wait", async () => {
+    const sessDir = join(dir, "sessions");
+    const s = await start(SessionManager.create(dir, sessDir));
+    file = s.session.sessionManager.getSessionFile() as string;
+    s.faux.setResponses([slow(ANSWER)]);
+    await s.session.prompt("go");
+    const [req] = customs(s.session, ENTRY_REQUEST);
+    expect(req).toBeDefined();
+    expect(req.ttftMs).toBeGreaterThanOrEqual(WAIT_MS);
+    expect(req.streamMs).toBeGreaterThan(300);
+    expect(req.responseMs).toBeCloseTo(req.ttftMs + req.streamMs, 6);
+    expect(req.usage.output).toBe(200);
+    // EFF TPS ≈ the configured stream speed (chunk timing makes it approximate), far from output / full response time.
+    expect(req.outputTps).toBeGreaterThan(TPS * 0.6);
+    expect(req.outputTps).toBeLessThan(TPS * 2);
+    expect(req.outputTps).toBeGreaterThan((200 / req.responseMs) * 1000 * 1.5);
+    expect(req.observed.textChars).toBe(800);
+    expect(req.sampleCount).toBeGreaterThan(4); // 250 ms samples through the silent wait and the stream
+    const samples = customs(s.session, ENTRY_TRACE).filter((t) => t.kind === "samples");
+    expect(samples.reduce((n, c) => n + c.sampleCount, 0) + req.samples.length).toBe(req.sampleCount);
+    expect(samples.flatMap((c) => c.samples).some((x: { obsTps: number | null; chars: number }) => x.chars === 0)).toBe(true);
+    const run = customs(s.session, ENTRY_RUN).at(-1);
+    expect(run).toMatchObject({ phase: "final", state: "settled", coveredRequests: 1 });
+    expect(run.ttftMs).toBeGreaterThanOrEqual(WAIT_MS);
+    expect(run.effTps).toBeCloseTo(req.outputTps, 9);
+    firstRate = req.outputTps;
+    firstRunFinalId = s.session.sessionManager.getLeafId() as string;
+    expect(JSON.stringify(s.session.sessionManager.getEntries().filter((e) => e.type === "custom"))).not.toContain("lorem");
+
+    // Final usage is taken at turn_end, after message_end transformations.
+    s.faux.setResponses([slow(`[x10]${ANSWER.slice(5)}`)]);
+    await s.session.prompt("again");
+    const second = customs(s.session, ENTRY_REQUEST).at(-1);
+    expect(second.usage.output).toBe(2000);
+    scaledRate = second.outputTps;
+    expect(scaledRate).toBeGreaterThan(firstRate * 4);
+
+    const text = await details(s);
+    expect(text).toContain(`retained estimate ${fmtTps(scaledRate)} tok/s`);
+    s.notes.length = 0;
+    await s.session.prompt("/metrics");
+    const summary = s.notes.join("\n");
+    expect(summary).toContain("(covered 2/2 requests)");
+    expect(summary).toContain("Translator reported usage");
+    expect(summary).toContain("Unavailable; reporting starts after a receipt-capable Translator upgrade");
+    await s.session.abort();
+    s.session.dispose();
+    open.splice(open.indexOf(s.session), 1);
+  });
+
+  it("restores records after reopening the session, and branch navigation restores the right estimate", async () => {
+    const s = await start(SessionManager.open(file, join(dir, "sessions")));
+    expect(customs(s.session, ENTRY_REQUEST)).toHaveLength(2);
+    expect(await details(s)).toContain(`retained estimate ${fmtTps(scaledRate)} tok/s`);
+    expect(await details(s)).toContain(`EFF TPS ${fmtTps(scaledRate)} tok/s (last)`);
+
+    await s.session.navigateTree(firstRunFinalId);
+    const afterNav = await details(s);
+    expect(afterNav).toContain(`retained estimate ${fmtTps(firstRate)} tok/s`);
+    expect(afterNav).toContain(`EFF TPS ${fmtTps(firstRate)} tok/s (last)`);
+    expect(afterNav).toContain("(covered 1/1)");
+  });
+
+  it("accepts bridged child snapshots and Translator receipts without touching native totals", async () => {
+    const s = await start(SessionManager.inMemory(dir));
+    s.faux.setResponses([fauxAssistantMessage("parent answer")]);
+    await s.session.prompt("parent");
+    const nativeBefore = s.session.getSessionStats().tokens;
+    const sm = s.session.sessionManager;
+    const anchorId = sm.getLeafId() as string;
+
+    // A child SDK session instrumented with the bridge, forwarding over the parent's bus.
+    const childFaux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }], tokensPerSecond: TPS });
+    childFaux.setResponses([slow(ANSWER)]);
+    const modelRuntime = await ModelRuntime.create({ authPath: join(dir, "auth2.json"), modelsPath: null, refreshOnCreate: false });
+    modelRuntime.registerNativeProvider(childFaux.provider);
+    const settingsManager = SettingsManager.inMemory();
+    const emitted: unknown[] = [];
+    const loader = new DefaultResourceLoader({
+      cwd: dir,
+      agentDir: dir,
+      settingsManager,
+      eventBus: createEventBus(),
+      noExtensions: true,
+      noSkills: true,
+      noPromptTemplates: true,
+      noThemes: true,
+      noContextFiles: true,
+      extensionFactories: [
+        createAgentMetricsBridge({
+          source: "test-dispatcher",
+          agentId: "child-1",
+          sessionId: sm.getSessionId(),
+          anchorId,
+          toolCallId: null,
+          emit: (snap) => {
+            emitted.push(snap);
+            s.bus.emit(AGENT_EVENT, snap);
+          },
+        }),
+      ],
+    });
+    await loader.reload();
+    const { session: child } = await createAgentSession({ cwd: dir, agentDir: dir, modelRuntime, model: childFaux.getModel(), thinkingLevel: "off", resourceLoader: loader, settingsManager, sessionManager: SessionManager.inMemory(dir) });
+    open.push(child);
+    await child.bindExtensions({});
+    await child.prompt("child work");
+    expect(emitted.map((e: any) => e.state)).toEqual(["running", "running", "complete"]);
+    const saved = customs(s.session, ENTRY_AGENT);
+    expect(saved).toHaveLength(3);
+    const final = saved.at(-1).snapshot;
+    expect(final.ttftMs).toBeGreaterThanOrEqual(WAIT_MS);
+    expect(final.ttftMs).toBeLessThanOrEqual(final.responseMs);
+    expect(final.outputTokens).toBe(200);
+    // Replays are ignored; an altered revision is rejected.
+    s.bus.emit(AGENT_EVENT, final);
+    s.bus.emit(AGENT_EVENT, { ...final, outputTokens: 7 });
+    s.bus.emit(AGENT_EVENT, { ...final, sequence: 9, text: "payload" });
+    expect(customs(s.session, ENTRY_AGENT)).toHaveLength(3);
+
+    // A compatible Translator receipt, written by another extension into this session.
+    sm.appendCustomEntry(ENTRY_RECEIPT, {
+      version: 1,
+      requestId: "tr-1",
+      provider: "openai",
+      model: "gpt-x",
+      usage: { input: 1000, output: 500, cacheRead: 0, cacheWrite: 0, totalTokens: 1500, cost: { input: 0.1, output: 0.2, cacheRead: 0, cacheWrite: 0, total: 0.3 } },
+      status: "ok",
+      direction: "output",
+      nativeAccounting: false,
+    });
+    s.notes.length = 0;
+    await s.session.prompt("/metrics");
+    const summary = s.notes.join("\n");
+    expect(summary).toContain("attempts 1 · reported 1 · unreported 0");
+    expect(summary).toMatch(/test-dispatcher\/child-1: EFF TPS \d+\.\d tok\/s \(covered 1\/1\)/);
+    expect(summary).toContain("rejected snapshots: conflicting_revision 1, unknown_field 1");
+    expect(s.session.getSessionStats().tokens).toEqual(nativeBefore);
+    const native = summary.split("\n").find((l) => l.startsWith("  input "));
+    expect(native).toContain(`input ${nativeBefore.input}`);
+  });
+});

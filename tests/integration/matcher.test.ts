@@ -1,0 +1,201 @@
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  compilePattern,
+  createMatcher,
+  MatcherError,
+  matchLine,
+  requiredPrefix,
+  SANDBOX_BATCH_LINES,
+  validatePattern,
+  type InlineMatcher,
+  type Matcher,
+  type SandboxMatcher,
+} from "../../actors/matcher.ts";
+
+const open: Matcher[] = [];
+afterEach(async () => {
+  for (const matcher of open.splice(0)) if (matcher.kind === "sandbox") await matcher.dispose();
+});
+
+function inline(result: string, failure: string | null = null): InlineMatcher {
+  const created = createMatcher(result, failure);
+  if (!created.ok) throw new Error(created.error);
+  expect(created.matcher.kind).toBe("inline");
+  return created.matcher as InlineMatcher;
+}
+
+function sandbox(result: string, failure: string | null = null, batchDeadlineMs = 5_000): SandboxMatcher {
+  const created = createMatcher(result, failure, { batchDeadlineMs });
+  if (!created.ok) throw new Error(created.error);
+  open.push(created.matcher);
+  expect(created.matcher.kind).toBe("sandbox");
+  return created.matcher as SandboxMatcher;
+}
+
+describe("validatePattern", () => {
+  it("rejects what does not compile, with the engine's message", () => {
+    const result = validatePattern("(unclosed");
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatch(/Invalid regular expression/);
+  });
+
+  it("says which patterns the linear-time engine takes", () => {
+    expect(validatePattern("^__PI_MONITOR_RESULT__ (?<json>\\{.*\\})$")).toEqual({ ok: true, linear: true });
+    expect(validatePattern("^(a+)+$")).toEqual({ ok: true, linear: true });
+    expect(validatePattern("(?<=x)y")).toEqual({ ok: true, linear: true });
+    expect(validatePattern("^(\\w+)=\\1$")).toEqual({ ok: true, linear: false });
+    expect(validatePattern("READY(?= port)")).toEqual({ ok: true, linear: false });
+  });
+
+  it("createMatcher names the field whose pattern does not compile", () => {
+    expect(createMatcher("ok", "[")).toMatchObject({ ok: false, error: expect.stringMatching(/^failure_pattern: /) });
+    expect(createMatcher("(", null)).toMatchObject({ ok: false, error: expect.stringMatching(/^result_pattern: /) });
+  });
+});
+
+describe("inline matching (linear-time engine)", () => {
+  it("checks the failure pattern first: on one line a failure beats a success", () => {
+    const matcher = inline("DONE", "FAIL");
+    expect(matcher.match("DONE but FAIL", true)).toMatchObject({ kind: "failure", text: "FAIL" });
+    expect(matcher.match("DONE", true)).toMatchObject({ kind: "success", text: "DONE" });
+    expect(matcher.match("nothing", true)).toBeNull();
+  });
+
+  it("returns named groups, with the ones that did not take part as undefined", () => {
+    const match = inline("^R (?<json>\\{.*\\})(?<tail> x)?$").match('R {"a":1}', true);
+    expect(match?.groups).toEqual({ json: '{"a":1}', tail: undefined });
+  });
+
+  it("skips the success pattern when the contract no longer wants it", () => {
+    const matcher = inline("DONE", "FAIL");
+    expect(matcher.match("DONE", false)).toBeNull();
+    expect(matcher.match("FAIL", false)).toMatchObject({ kind: "failure" });
+  });
+
+  it("uses no flags: ^ and $ anchor the line, case matters, dot stops at nothing in a line", () => {
+    const matcher = inline("^ready$");
+    expect(matcher.match("ready", true)).not.toBeNull();
+    expect(matcher.match("READY", true)).toBeNull();
+    expect(matcher.match(" ready", true)).toBeNull();
+  });
+
+  it("cannot be made to backtrack catastrophically", () => {
+    const matcher = inline("^(a+)+$", "^(x+x+)+y$");
+    const started = performance.now();
+    expect(matcher.match(`${"a".repeat(5_000)}b`, true)).toBeNull();
+    expect(matcher.match("x".repeat(5_000), true)).toBeNull();
+    // Exponential backtracking would take far longer than the age of the universe; linear takes milliseconds.
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+});
+
+describe("prefilters", () => {
+  it("read the literal every match must begin with", () => {
+    expect(requiredPrefix("^__PI_MONITOR_RESULT__ (?<json>\\{.*\\})$")).toEqual({ literal: "__PI_MONITOR_RESULT__ ", anchored: true });
+    expect(requiredPrefix("FATAL: (?<error>.*)")).toEqual({ literal: "FATAL: ", anchored: false });
+    expect(requiredPrefix("\\{\"ok\"")).toEqual({ literal: '{"ok"', anchored: false });
+    expect(requiredPrefix("BUILD_OK$")).toEqual({ literal: "BUILD_OK", anchored: false });
+    expect(requiredPrefix("ab*c")).toEqual({ literal: "a", anchored: false });
+    expect(requiredPrefix("ab{2}")).toEqual({ literal: "a", anchored: false });
+    expect(requiredPrefix("a?")).toBeNull();
+    expect(requiredPrefix("READY|OK")).toBeNull();
+    expect(requiredPrefix("(?:x)READY")).toBeNull();
+    expect(requiredPrefix("\\dREADY")).toBeNull();
+    expect(requiredPrefix("\\bREADY")).toBeNull();
+    expect(requiredPrefix("[R]EADY")).toBeNull();
+    expect(requiredPrefix("")).toBeNull();
+  });
+
+  it("never change a verdict: with and without them the matcher agrees", () => {
+    const patterns = [
+      "^DONE (?<json>.*)$",
+      "DONE",
+      "ab*c",
+      "ab?c",
+      "a{2,}b",
+      "^x\\.y",
+      "x\\.y$",
+      "😀+",
+      "(?<=a)b",
+      "\\$\\{HOME\\}",
+      "READY|OK",
+      "^\\^",
+    ];
+    const lines = ["DONE {}", "xDONE", "ac", "abbbc", "abc", "aab", "ab", "x.y", "xzy", "zx.y", "😀😀", "\ud83d", "ab", "${HOME}", "OK", "^", ""];
+    for (const source of patterns) {
+      const filtered = compilePattern(source, "");
+      const bare = { regex: new RegExp(source), prefilter: null };
+      for (const line of lines) {
+        expect(matchLine(filtered, null, line, true), `${source} on ${JSON.stringify(line)}`).toEqual(
+          matchLine(bare, null, line, true),
+        );
+      }
+    }
+  });
+});
+
+describe("sandbox matching (backtracking engine in a worker)", () => {
+  it("runs patterns the linear engine rejects, such as backreferences", async () => {
+    const matcher = sandbox("^(?<word>\\w+)=\\k<word>$", "^(FATAL) \\1$");
+    const matches = await matcher.match(["abc=abc", "abc=abd", "FATAL FATAL", "noise"], true);
+    expect(matches).toEqual([
+      { index: 0, match: { kind: "success", text: "abc=abc", groups: { word: "abc" } } },
+      { index: 2, match: { kind: "failure", text: "FATAL FATAL", groups: null } },
+    ]);
+  });
+
+  it("takes at most one batch of 64 lines at a time", async () => {
+    const matcher = sandbox("^(a)\\1$");
+    await expect(matcher.match(Array.from({ length: SANDBOX_BATCH_LINES + 1 }, () => "x"), true)).rejects.toThrow(MatcherError);
+    const lines = Array.from({ length: SANDBOX_BATCH_LINES }, (_, i) => (i === 63 ? "aa" : `line ${i}`));
+    expect(await matcher.match(lines, true)).toEqual([{ index: 63, match: { kind: "success", text: "aa", groups: null } }]);
+  });
+
+  it("prefilters lines here without a round trip, and never rules out a line that could match", () => {
+    const matcher = sandbox("^READY (\\w+) \\1$", "(ERR)\\1");
+    expect(matcher.mayMatch("noise", true)).toBe(true); // the failure pattern has no literal prefix
+    const anchored = sandbox("^READY (\\w+) \\1$", "^FATAL (\\w) \\1");
+    expect(anchored.mayMatch("noise", true)).toBe(false);
+    expect(anchored.mayMatch("READY a a", true)).toBe(true);
+    expect(anchored.mayMatch("READY a a", false)).toBe(false);
+    expect(anchored.mayMatch("FATAL x x", false)).toBe(true);
+  });
+
+  it("cuts catastrophic backtracking at the batch deadline while this thread's timers stay on time", async () => {
+    const matcher = sandbox("^(a+)+\\1b$", null, 300);
+    // A warm-up batch: the sandbox is up, so what follows measures matching, not the worker's start.
+    expect(await matcher.match(["aab"], true)).toHaveLength(1);
+
+    const lateness: number[] = [];
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      lateness.push(now - last - 20);
+      last = now;
+    }, 20);
+    const started = performance.now();
+    try {
+      await expect(matcher.match(["a".repeat(40)], true)).rejects.toThrow(/longer than 300 ms/);
+    } finally {
+      clearInterval(ticker);
+    }
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(290);
+    expect(elapsed).toBeLessThan(5_000);
+    // The ticker kept running the whole time the pattern was stuck: it was never blocked for long.
+    expect(lateness.length).toBeGreaterThanOrEqual(5);
+    expect(Math.max(...lateness)).toBeLessThan(250);
+    // A terminated sandbox stays failed: nothing is matched by half a matcher.
+    await expect(matcher.match(["aab"], true)).rejects.toThrow(MatcherError);
+  });
+
+  it("dispose ends the worker and rejects the batch in flight", async () => {
+    const matcher = sandbox("^(a+)+\\1b$", null, 10_000);
+    await matcher.match(["x"], true);
+    const stuck = expect(matcher.match(["a".repeat(40)], true)).rejects.toThrow(/disposed/);
+    const started = performance.now();
+    await matcher.dispose();
+    await stuck;
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+});

@@ -1,0 +1,494 @@
+import { spawn } from "node:child_process";
+import { afterEach, describe, expect, it } from "vitest";
+import { createMonitorEngine, tailStart, type EngineOptions, type MonitorEngine, type ProcessEnd } from "../../actors/monitor-engine.ts";
+import { createDiagnosticTail } from "../../actors/diagnostic-tail.ts";
+import type { FramedRecord } from "../../actors/framing.ts";
+import type { LineSource, MonitorContract, MonitorOutcome } from "../../mailbox/monitor.ts";
+
+const engines: MonitorEngine[] = [];
+afterEach(async () => {
+  for (const engine of engines.splice(0)) await engine.dispose();
+});
+
+function contract(resultPattern: string, failurePattern: string | null = null, completion: "match" | "exit" = "match"): MonitorContract {
+  return { resultPattern, failurePattern, completion };
+}
+
+interface Run {
+  outcome: MonitorOutcome;
+  /** Milliseconds from spawn to the decision, or null when the contract never decided. */
+  decidedAfter: number | null;
+  decisions: number;
+  pauses: boolean[];
+  maxPending: number;
+}
+
+/**
+ * A small stand-in for the job actor: runs `command` in its own process group, feeds the engine, stops the group
+ * when the contract decides or the timeout passes, and honours backpressure by pausing the pipes.
+ */
+async function monitor(
+  command: string,
+  terms: MonitorContract,
+  options: { timeoutMs?: number; engine?: EngineOptions; stopAfterMs?: number } = {},
+): Promise<Run> {
+  const child = spawn("sh", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const started = performance.now();
+  let cause: ProcessEnd["cause"] | null = null;
+  let decidedAfter: number | null = null;
+  let decisions = 0;
+  let maxPending = 0;
+  const pauses: boolean[] = [];
+  const stopGroup = (): void => {
+    try {
+      process.kill(-(child.pid as number), "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  };
+  const engine = createMonitorEngine(
+    terms,
+    {
+      onDecided() {
+        decisions++;
+        decidedAfter = performance.now() - started;
+        cause ??= "contract";
+        stopGroup();
+      },
+      onBackpressure(paused) {
+        pauses.push(paused);
+        for (const stream of [child.stdout, child.stderr]) {
+          if (paused) stream.pause();
+          else stream.resume();
+        }
+      },
+    },
+    options.engine,
+  );
+  engines.push(engine);
+  for (const source of ["stdout", "stderr"] as const) {
+    child[source].on("data", (chunk: Buffer) => {
+      engine.push(source, chunk);
+      maxPending = Math.max(maxPending, engine.pending().lines);
+    });
+    child[source].on("end", () => engine.end(source));
+  }
+  const timers = [
+    setTimeout(() => {
+      cause ??= "timeout";
+      stopGroup();
+    }, options.timeoutMs ?? 20_000),
+  ];
+  if (options.stopAfterMs !== undefined) {
+    timers.push(
+      setTimeout(() => {
+        cause ??= "stopped";
+        stopGroup();
+      }, options.stopAfterMs),
+    );
+  }
+  const [exitCode, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+    child.on("close", (code, sig) => resolve([code, sig])),
+  );
+  for (const timer of timers) clearTimeout(timer);
+  const outcome = await engine.finish({ cause: cause ?? "exit", exitCode, signal });
+  return { outcome, decidedAfter, decisions, pauses, maxPending };
+}
+
+/** An engine fed directly, for rules that need exact chunk boundaries. */
+function direct(terms: MonitorContract, options?: EngineOptions) {
+  const events = { decided: 0, pauses: [] as boolean[] };
+  const engine = createMonitorEngine(
+    terms,
+    { onDecided: () => void events.decided++, onBackpressure: (paused) => void events.pauses.push(paused) },
+    options,
+  );
+  engines.push(engine);
+  const push = (source: LineSource, text: string | Uint8Array) =>
+    engine.push(source, typeof text === "string" ? Buffer.from(text) : text);
+  return { engine, events, push };
+}
+
+const exited = (exitCode: number): ProcessEnd => ({ cause: "exit", exitCode, signal: null });
+
+async function waitFor(condition: () => boolean, deadlineMs: number): Promise<boolean> {
+  const until = performance.now() + deadlineMs;
+  while (performance.now() < until) {
+    if (condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return condition();
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("the spec's cases", () => {
+  it("case 1: a noisy build with a JSON sentinel succeeds with the parsed result", async () => {
+    const run = await monitor(
+      `python3 -c "[print(f\\"compiling module_{i}.o\\") for i in range(200)]; print(\\"__PI_MONITOR_RESULT__ {\\\\\\"modules\\\\\\": 200, \\\\\\"status\\\\\\": \\\\\\"success\\\\\\"}\\")"`,
+      contract("__PI_MONITOR_RESULT__ (?<json>\\{.*\\})", null, "exit"),
+    );
+    expect(run.outcome).toMatchObject({
+      status: "success",
+      completion: "exit",
+      stoppedBy: null,
+      exitCode: 0,
+      hasResult: true,
+      result: { modules: 200, status: "success" },
+      resultParseError: null,
+    });
+  });
+
+  it("case 2: a stderr failure match returns its capture and a source-labelled tail", async () => {
+    const run = await monitor(
+      `python3 -c "import sys; print(\\"configuring...\\"); print(\\"FATAL: migration failed: column exists\\", file=sys.stderr); sys.exit(1)"`,
+      contract("MIGRATION_OK", "FATAL: (?<error>.*)"),
+    );
+    expect(run.outcome).toMatchObject({
+      status: "failure",
+      matchedSource: "stderr",
+      captures: { error: "migration failed: column exists" },
+    });
+    expect(run.outcome.output).toEqual(
+      expect.arrayContaining([
+        { source: "stderr", text: "FATAL: migration failed: column exists", count: 1, clipped: false },
+        { source: "stdout", text: "configuring...", count: 1, clipped: false },
+      ]),
+    );
+  });
+
+  it("case 3: exit 0 without the sentinel is result_missing with the output", async () => {
+    const run = await monitor("echo 'Task finished without contract'", contract("EXPECTED_SENTINEL_XYZ"));
+    expect(run.outcome).toMatchObject({ status: "result_missing", exitCode: 0, matched: null, stoppedBy: null });
+    expect(run.outcome.output).toEqual([{ source: "stdout", text: "Task finished without contract", count: 1, clipped: false }]);
+    expect(run.decisions).toBe(0);
+  });
+
+  it("case 4: timeout is timeout with reason timeout", async () => {
+    const run = await monitor("sleep 5", contract("NEVER_MATCH"), { timeoutMs: 300 });
+    expect(run.outcome).toMatchObject({ status: "timeout", reason: "timeout", signal: "SIGKILL" });
+  });
+});
+
+describe("match mode", () => {
+  it("scans stderr as well as stdout", async () => {
+    const run = await monitor("echo noise; echo READY >&2; exec sleep 10", contract("^READY$"));
+    expect(run.outcome).toMatchObject({ status: "success", matchedSource: "stderr", stoppedBy: "match" });
+  });
+
+  it("a failure match beats a success match on the same line", async () => {
+    const run = await monitor("echo 'DONE FATAL'; sleep 10", contract("DONE", "FATAL"));
+    expect(run.outcome).toMatchObject({ status: "failure", matched: "FATAL", stoppedBy: "match" });
+  });
+
+  it("the first match stops the group, and nothing later revises it", async () => {
+    const run = await monitor("echo READY; sleep 1; echo FATAL; exit 3", contract("^READY$", "FATAL"));
+    expect(run.outcome).toMatchObject({ status: "success", stoppedBy: "match", signal: "SIGKILL" });
+    expect(run.decidedAfter).not.toBeNull();
+    expect(run.decidedAfter as number).toBeLessThan(900);
+    expect(run.outcome.output.map((line) => line.text)).toEqual(["READY"]);
+    expect(run.decisions).toBe(1);
+
+    const fed = direct(contract("^READY$", "FATAL"));
+    fed.push("stdout", "READY\nFATAL\n");
+    expect(fed.engine.decided).toBe(true);
+    expect((await fed.engine.finish(exited(3))).status).toBe("success");
+    expect(fed.events.decided).toBe(1);
+  });
+
+  it("a sentinel without a trailing newline matches once its line has been idle for 150 ms", async () => {
+    const run = await monitor("printf 'READY port=3000'; exec sleep 10", contract("^READY port=(?<port>\\d+)$"));
+    expect(run.outcome).toMatchObject({ status: "success", captures: { port: "3000" }, stoppedBy: "match" });
+    expect(run.decidedAfter as number).toBeLessThan(5_000);
+  });
+
+  it("the idle window waits 150 ms of silence on its source, and does not commit the partial line", async () => {
+    const fed = direct(contract("^READY$"));
+    fed.push("stdout", "REA");
+    await sleep(60);
+    expect(fed.engine.decided).toBe(false);
+    // The probe of "REA" finds nothing and must leave the line whole for the bytes still to come.
+    await sleep(400);
+    expect(fed.engine.decided).toBe(false);
+    fed.push("stdout", "DY");
+    expect(fed.engine.decided).toBe(false);
+    expect(await waitFor(() => fed.engine.decided, 3_000)).toBe(true);
+    const outcome = await fed.engine.finish({ cause: "contract", exitCode: null, signal: "SIGTERM" });
+    expect(outcome).toMatchObject({ status: "success", matched: "READY" });
+  });
+
+  it("a writer pausing mid-line still matches once the line is complete", async () => {
+    const run = await monitor("printf 'REA'; sleep 0.5; printf 'DY\\n'; exec sleep 10", contract("^READY$"));
+    expect(run.outcome).toMatchObject({ status: "success", matched: "READY" });
+    expect(run.decidedAfter as number).toBeGreaterThanOrEqual(450);
+  });
+
+  it("keeps re-arming the window while bytes keep coming on the same source", async () => {
+    const fed = direct(contract("^READY"));
+    fed.push("stdout", "READY");
+    for (let i = 0; i < 8; i++) {
+      await sleep(40);
+      expect(fed.engine.decided).toBe(false);
+      fed.push("stdout", ".");
+    }
+    expect(await waitFor(() => fed.engine.decided, 3_000)).toBe(true);
+  });
+
+  it("activity on the other source does not reset a source's idle window", async () => {
+    const run = await monitor(
+      "printf 'READY'; i=0; while [ $i -lt 60 ]; do echo tick >&2; sleep 0.05; i=$((i+1)); done; sleep 10",
+      contract("^READY$"),
+    );
+    expect(run.outcome).toMatchObject({ status: "success", matchedSource: "stdout" });
+    // stderr keeps ticking for about 3 s; the stdout window still closes long before that.
+    expect(run.decidedAfter as number).toBeLessThan(2_500);
+  });
+
+  it("keeps the regex status when the JSON capture is invalid", async () => {
+    const run = await monitor("echo 'R {oops'; sleep 10", contract("^R (?<json>.*)$"));
+    expect(run.outcome).toMatchObject({ status: "success", hasResult: false, stoppedBy: "match" });
+    expect(run.outcome.resultParseError).toEqual(expect.any(String));
+  });
+});
+
+describe("exit mode", () => {
+  it("never evaluates an idle partial line, but a last line without newline counts at EOF", async () => {
+    const fed = direct(contract("^DONE$", "^FATAL$", "exit"));
+    fed.push("stdout", "FATAL");
+    await sleep(500);
+    expect(fed.engine.decided).toBe(false);
+
+    const run = await monitor("printf DONE; sleep 0.4", contract("^DONE$", null, "exit"));
+    expect(run.outcome).toMatchObject({ status: "success", matched: "DONE", exitCode: 0 });
+    expect(run.decisions).toBe(0);
+  });
+
+  it("success needs exit 0: a candidate followed by a non-zero exit is failure", async () => {
+    const run = await monitor("echo DONE; exit 4", contract("^DONE$", null, "exit"));
+    expect(run.outcome).toMatchObject({ status: "failure", exitCode: 4, reason: null });
+  });
+
+  it("the first candidate is immutable, including its JSON parse error", async () => {
+    const run = await monitor(`echo 'DONE {bad'; echo 'DONE {"ok":true}'`, contract("^DONE (?<json>.*)$", null, "exit"));
+    expect(run.outcome).toMatchObject({ status: "failure", reason: "invalid_json_result", matched: "DONE {bad", hasResult: false });
+  });
+
+  it("a failure in the same evaluated batch beats the candidate", async () => {
+    const run = await monitor("printf 'DONE\\nFATAL\\n'", contract("^DONE$", "^FATAL$", "exit"));
+    expect(run.outcome).toMatchObject({ status: "failure", matched: "FATAL" });
+  });
+
+  it("later batches keep being checked for failures, and a failure stops the group at once", async () => {
+    const run = await monitor("echo DONE; sleep 0.3; echo FATAL; sleep 10", contract("^DONE$", "^FATAL$", "exit"));
+    expect(run.outcome).toMatchObject({ status: "failure", matched: "FATAL", stoppedBy: "match" });
+    expect(run.decidedAfter as number).toBeLessThan(5_000);
+    expect(run.decisions).toBe(1);
+  });
+
+  it("timeout overrides the candidate and keeps the unterminated tail", async () => {
+    const run = await monitor("echo DONE; printf 'still going'; sleep 10", contract("^DONE$", null, "exit"), { timeoutMs: 400 });
+    expect(run.outcome).toMatchObject({ status: "timeout", reason: "timeout", matched: null });
+    expect(run.outcome.output.map((line) => line.text)).toEqual(["DONE", "still going"]);
+  });
+
+  it("a manual stop is stopped and keeps the unterminated tail", async () => {
+    const run = await monitor("printf 'half a line'; sleep 10", contract("^DONE$", null, "exit"), { stopAfterMs: 300 });
+    expect(run.outcome).toMatchObject({ status: "stopped", reason: null });
+    expect(run.outcome.output).toEqual([{ source: "stdout", text: "half a line", count: 1, clipped: false }]);
+  });
+});
+
+describe("JSON results from a real process (exit mode)", () => {
+  const json = (payload: string) => monitor(`printf 'RESULT %s\\n' '${payload}'`, contract("^RESULT (?<json>.*)$", null, "exit"));
+
+  for (const [payload, value] of [["false", false], ["null", null], ["0", 0]] as const) {
+    it(`${payload} is a valid result`, async () => {
+      const { outcome } = await json(payload);
+      expect(outcome).toMatchObject({ status: "success", hasResult: true, resultParseError: null });
+      expect(outcome.result).toBe(value);
+    });
+  }
+
+  for (const [label, payload] of [["empty", ""], ["invalid", "{x:1}"]] as const) {
+    it(`${label} JSON is failure with invalid_json_result`, async () => {
+      const { outcome } = await json(payload);
+      expect(outcome).toMatchObject({ status: "failure", reason: "invalid_json_result", hasResult: false });
+      expect(outcome.resultParseError).toEqual(expect.any(String));
+    });
+  }
+
+  it("clipped JSON (over 32 KiB) is failure with invalid_json_result and says captures were truncated", async () => {
+    const { outcome } = await monitor(
+      `printf 'RESULT ['; i=0; while [ $i -lt 9000 ]; do printf '1234,'; i=$((i+1)); done; printf '0]\\n'`,
+      contract("^RESULT (?<json>.*)$", null, "exit"),
+    );
+    expect(outcome).toMatchObject({ status: "failure", reason: "invalid_json_result", capturesTruncated: true, hasResult: false });
+    expect(outcome.resultParseError).toMatch(/clipped/);
+  });
+});
+
+describe("bounds", () => {
+  it("a 100 KiB line without newline fails with matcher_line_limit", async () => {
+    const run = await monitor("head -c 102400 /dev/zero | tr '\\0' a; sleep 10", contract("^DONE$"));
+    expect(run.outcome).toMatchObject({ status: "failure", reason: "matcher_line_limit", matched: null });
+    expect(run.decidedAfter as number).toBeLessThan(5_000);
+  });
+
+  it("never matches a fragment of an over-long line", async () => {
+    const fed = direct(contract("READY", null, "exit"));
+    fed.push("stdout", `${"x".repeat(70 * 1024)}READY\n`);
+    expect(fed.engine.decided).toBe(true);
+    const outcome = await fed.engine.finish({ cause: "contract", exitCode: null, signal: "SIGTERM" });
+    expect(outcome).toMatchObject({ status: "failure", reason: "matcher_line_limit", matched: null });
+    expect(outcome.output[0]?.clipped).toBe(true);
+  });
+
+  it("a line of exactly 64 KiB is still matched", async () => {
+    const fed = direct(contract("READY$"));
+    fed.push("stdout", `${"x".repeat(64 * 1024 - 5)}READY\n`);
+    const outcome = await fed.engine.finish({ cause: "contract", exitCode: null, signal: "SIGTERM" });
+    expect(outcome).toMatchObject({ status: "success", matched: "READY" });
+  });
+
+  it("matches through invalid UTF-8 and reports it as replacement characters", async () => {
+    const run = await monitor("printf '\\377\\376READY \\303(\\n'; exec sleep 10", contract("READY (?<rest>.*)$"));
+    expect(run.outcome).toMatchObject({ status: "success", matched: "READY \ufffd(", captures: { rest: "\ufffd(" } });
+    expect(run.outcome.output[0]?.text).toBe("\ufffd\ufffdREADY \ufffd(");
+  });
+
+  it("clips the matched text at 4 KiB and says so", async () => {
+    const fed = direct(contract("^x+$"));
+    fed.push("stdout", `${"x".repeat(5000)}\n`);
+    const outcome = await fed.engine.finish({ cause: "contract", exitCode: null, signal: "SIGTERM" });
+    expect(outcome).toMatchObject({ status: "success", matchedTruncated: true });
+    expect(outcome.matched).toHaveLength(4096);
+  });
+});
+
+describe("flooding output: nothing is skipped", () => {
+  const flood = "seq 1 1000000 | awk '$1 == 999999 { print \"FATAL: at \" $1; next } { print \"noise \" $1 }'";
+
+  it("a failure at line 999,999 of 1,000,000 is found (inline matching)", async () => {
+    const run = await monitor(flood, contract("^DONE$", "^FATAL: at (?<line>\\d+)$"));
+    expect(run.outcome).toMatchObject({ status: "failure", captures: { line: "999999" } });
+    expect(run.maxPending).toBe(0);
+  });
+
+  it("a failure at line 999,999 of 1,000,000 is found through the sandbox, with the pipes paused and resumed", async () => {
+    // The backreference sends both patterns to the sandbox; the failure pattern has no literal prefix to filter on.
+    const run = await monitor(flood, contract("^(\\w+)=\\1$", "(FATAL): at (?<line>\\d+)$"));
+    expect(run.outcome).toMatchObject({ status: "failure", captures: { line: "999999" } });
+    expect(run.pauses).toContain(true);
+    expect(run.pauses.filter((paused) => paused)).toHaveLength(run.pauses.filter((paused) => !paused).length);
+    expect(run.maxPending).toBeLessThanOrEqual(16_384);
+  });
+
+  it("natural exit waits for pending sandbox evaluation before deciding", async () => {
+    const run = await monitor("seq 1 20000; echo abc=abc", contract("^(\\w+)=\\1$", null, "exit"), {
+      engine: { limits: { pauseLines: 64, resumeLines: 16 } },
+    });
+    expect(run.outcome).toMatchObject({ status: "success", matched: "abc=abc", exitCode: 0 });
+    expect(run.pauses).toContain(true);
+  });
+
+  it("going over the hard queue bound fails with matcher_queue_limit", async () => {
+    const fed = direct(contract("^(\\w+)=\\1$"), { limits: { maxLines: 50, pauseLines: 10_000 } });
+    fed.push("stdout", Array.from({ length: 200 }, (_, i) => `line ${i}\n`).join(""));
+    expect(fed.engine.decided).toBe(true);
+    expect(fed.events.decided).toBe(1);
+    const outcome = await fed.engine.finish({ cause: "contract", exitCode: null, signal: "SIGTERM" });
+    expect(outcome).toMatchObject({ status: "failure", reason: "matcher_queue_limit" });
+  });
+
+  it("pauses at the soft watermark and resumes as evaluation catches up", async () => {
+    const fed = direct(contract("^(\\w+)=\\1$"), { limits: { pauseLines: 100, resumeLines: 20 } });
+    fed.push("stdout", Array.from({ length: 150 }, (_, i) => `line ${i}\n`).join(""));
+    expect(fed.events.pauses).toEqual([true]);
+    expect(fed.engine.pending().lines).toBe(150);
+    expect(await waitFor(() => fed.events.pauses.length === 2, 10_000)).toBe(true);
+    expect(fed.events.pauses).toEqual([true, false]);
+    expect(await waitFor(() => fed.engine.pending().lines === 0, 10_000)).toBe(true);
+  });
+
+  it("identical adjacent lines waiting for the sandbox are evaluated once, with the same verdict", async () => {
+    const fed = direct(contract("^(\\w+)=\\1$", "^(E)\\1$"), { limits: { maxLines: 50, pauseLines: 10_000 } });
+    fed.push("stdout", `first\n${"\n".repeat(5_000)}EE\n`);
+    expect(fed.engine.decided).toBe(false);
+    expect(await waitFor(() => fed.engine.decided, 10_000)).toBe(true);
+    const outcome = await fed.engine.finish({ cause: "contract", exitCode: null, signal: "SIGTERM" });
+    expect(outcome).toMatchObject({ status: "failure", matched: "EE" });
+    expect(outcome.output.find((line) => line.text === "")?.count).toBe(5_000);
+  });
+});
+
+describe("the regex sandbox inside the engine", () => {
+  it("matches a backreference pattern and reports its groups", async () => {
+    const run = await monitor("echo noise; echo 'abc=abc'; exec sleep 10", contract("^(?<word>\\w+)=\\k<word>$"));
+    expect(run.outcome).toMatchObject({ status: "success", matched: "abc=abc", captures: { word: "abc" }, stoppedBy: "match" });
+  });
+
+  it("an idle partial line goes through the sandbox too", async () => {
+    const run = await monitor("printf 'ab=ab'; exec sleep 10", contract("^(\\w+)=\\1$"));
+    expect(run.outcome).toMatchObject({ status: "success", matched: "ab=ab" });
+  });
+
+  it("a pattern stuck in backtracking fails the run with matcher_error while the actor's timers keep firing", async () => {
+    const fed = direct(contract("^(a+)+\\1b$"), { sandbox: { batchDeadlineMs: 300 } });
+    fed.push("stdout", "warm\n");
+    await waitFor(() => fed.engine.pending().lines === 0, 10_000);
+    let ticks = 0;
+    const ticker = setInterval(() => void ticks++, 20);
+    const started = performance.now();
+    fed.push("stdout", `${"a".repeat(40)}\n`);
+    try {
+      await sleep(150);
+      // The thread is free while the sandbox grinds.
+      expect(ticks).toBeGreaterThanOrEqual(2);
+      expect(await waitFor(() => fed.engine.decided, 10_000)).toBe(true);
+    } finally {
+      clearInterval(ticker);
+    }
+    expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+    expect(fed.engine.detail).toMatch(/longer than 300 ms/);
+    const outcome = await fed.engine.finish({ cause: "contract", exitCode: null, signal: "SIGTERM" });
+    expect(outcome).toMatchObject({ status: "failure", reason: "matcher_error" });
+  });
+
+  it("a pattern that does not compile fails the run instead of the actor", async () => {
+    const fed = direct(contract("(unclosed"));
+    await sleep(0);
+    expect(fed.engine.decided).toBe(true);
+    expect(fed.events.decided).toBe(1);
+    expect(fed.engine.detail).toMatch(/result_pattern/);
+    expect(await fed.engine.finish(exited(0))).toMatchObject({ status: "failure", reason: "matcher_error" });
+  });
+});
+
+describe("the diagnostic tail shortcut", () => {
+  it("leaves the tail exactly as pushing every record would", () => {
+    const records = (texts: string[]): FramedRecord<LineSource>[] =>
+      texts.map((text) => ({ source: "stdout", text, bytes: Buffer.byteLength(text), overLimit: false }));
+    const shapes = [
+      Array.from({ length: 500 }, (_, i) => `line ${i}`),
+      Array.from({ length: 500 }, (_, i) => `line ${Math.floor(i / 7)}`),
+      [...Array.from({ length: 300 }, () => "same"), ...Array.from({ length: 99 }, (_, i) => `x${i}`)],
+      [...Array.from({ length: 300 }, () => "same"), ...Array.from({ length: 100 }, (_, i) => `x${i}`)],
+      [...Array.from({ length: 300 }, () => "same"), ...Array.from({ length: 101 }, (_, i) => `x${i}`)],
+      Array.from({ length: 90 }, (_, i) => `short ${i}`),
+    ];
+    for (const shape of shapes) {
+      for (const previous of [[], ["same"], ["line 0", "other"]]) {
+        const full = createDiagnosticTail();
+        const shortcut = createDiagnosticTail();
+        for (const text of previous) {
+          full.push("stdout", text);
+          shortcut.push("stdout", text);
+        }
+        const batch = records(shape);
+        for (const record of batch) full.push(record.source, record.text);
+        for (const record of batch.slice(tailStart(batch))) shortcut.push(record.source, record.text);
+        expect(shortcut.snapshot()).toEqual(full.snapshot());
+      }
+    }
+  });
+});

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { SessionRegistry, type RegistryRecord } from "../../host/shell/registry.ts";
+
+function record(id: number, endedAt: number | null, readOnce = false): RegistryRecord {
+  return { id, endedAt: () => endedAt, readOnce: () => readOnce };
+}
+
+describe("SessionRegistry", () => {
+  it("numbers sessions 1, 2, 3…", () => {
+    const registry = new SessionRegistry(4);
+    expect([registry.allocateId(), registry.allocateId(), registry.allocateId()]).toEqual([1, 2, 3]);
+  });
+  it("refuses a new session when every registered one is running, naming the limit", () => {
+    const registry = new SessionRegistry(2);
+    registry.add(record(1, null));
+    registry.add(record(2, null));
+    const admission = registry.admit(() => null);
+    expect(admission.ok).toBe(false);
+    if (!admission.ok) expect(admission.error).toMatch(/2 shell jobs are already running.*limit is 2/);
+    expect(registry.size).toBe(2);
+  });
+  it("evicts completed history, read-once records first, then the oldest completion; never a running one", () => {
+    const registry = new SessionRegistry(3);
+    registry.add(record(1, null));
+    registry.add(record(2, 100));
+    registry.add(record(3, 50));
+    expect(registry.admit(() => "/log")).toEqual({ ok: true, evicted: [3] });
+    registry.add(record(4, 10, true));
+    expect(registry.admit(() => "/log4")).toEqual({ ok: true, evicted: [4] });
+    expect(registry.get(1)).toBeDefined();
+    expect(registry.removedLog(4)).toBe("/log4");
+    expect(registry.removedLog(99)).toBeUndefined();
+  });
+});

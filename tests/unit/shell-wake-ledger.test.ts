@@ -1,0 +1,135 @@
+import { describe, expect, it } from "vitest";
+import { WakeLedger, type CompletionInfo } from "../../host/shell/wake-ledger.ts";
+import { wakeMessage, receiptText } from "../../host/shell/notices.ts";
+
+const timing = { quietMs: 1000, maxDelayMs: 3000 };
+
+function info(sessionId: number, extra: Partial<CompletionInfo> = {}): CompletionInfo {
+  return {
+    sessionId,
+    cmd: `job ${sessionId}`,
+    status: "exited",
+    exitCode: 0,
+    signal: null,
+    failureReason: null,
+    logPath: `/logs/${sessionId}`,
+    logTruncated: false,
+    elapsedMs: 10,
+    endedAtEpochMs: 0,
+    ...extra,
+  };
+}
+
+describe("WakeLedger", () => {
+  it("batches completions that finish close together into one wake", () => {
+    const ledger = new WakeLedger(timing);
+    ledger.completed(info(1), true, 0);
+    ledger.completed(info(2), true, 500);
+    ledger.completed(info(3), true, 1000);
+    expect(ledger.dueAt()).toBe(2000);
+    expect(ledger.takeBatch(1999)).toEqual([]);
+    const batch = ledger.takeBatch(2000);
+    expect(batch.map((c) => c.sessionId)).toEqual([1, 2, 3]);
+    ledger.submitted([1, 2, 3]);
+    expect(ledger.dueAt()).toBeNull();
+    expect(ledger.takeBatch(10_000)).toEqual([]);
+  });
+  it("never waits longer than the maximum delay after the first completion", () => {
+    const ledger = new WakeLedger(timing);
+    for (let t = 0; t <= 2800; t += 400) ledger.completed(info(t + 1), true, t);
+    expect(ledger.dueAt()).toBe(3000);
+  });
+  it("owes nothing for an unarmed completion unless it is armed before collection", () => {
+    const ledger = new WakeLedger(timing);
+    ledger.completed(info(1), false, 0);
+    expect(ledger.dueAt()).toBeNull();
+    expect(ledger.stateOf(1)).toBe("parked");
+    expect(ledger.setArmed(1, true, 5000)).toBe("armed");
+    expect(ledger.dueAt()).toBe(6000);
+  });
+  it("a direct collection consumes the pending wake", () => {
+    const ledger = new WakeLedger(timing);
+    ledger.completed(info(1), true, 0);
+    expect(ledger.consume(1)).toBe(true);
+    expect(ledger.dueAt()).toBeNull();
+    expect(ledger.consume(1)).toBe(false);
+  });
+  it("an explicit stop suppresses it", () => {
+    const ledger = new WakeLedger(timing);
+    ledger.completed(info(1), true, 0);
+    ledger.suppress(1);
+    expect(ledger.takeBatch(10_000)).toEqual([]);
+  });
+  it("disarming removes a pending wake; a wake already handed to Pi cannot be recalled", () => {
+    const ledger = new WakeLedger(timing);
+    ledger.completed(info(1), true, 0);
+    expect(ledger.setArmed(1, false, 10)).toBe("disarmed");
+    expect(ledger.dueAt()).toBeNull();
+    ledger.completed(info(2), true, 0);
+    ledger.submitted(ledger.takeBatch(5000).map((c) => c.sessionId));
+    expect(ledger.setArmed(2, false, 6000)).toBe("already_notified");
+  });
+  it("holds a completion observed in a script until the outermost call finalizes", () => {
+    const ledger = new WakeLedger(timing);
+    ledger.completed(info(1), true, 0);
+    ledger.completed(info(2), true, 0);
+    ledger.hold(1, "call-a");
+    ledger.hold(2, "call-b");
+    expect(ledger.takeBatch(10_000)).toEqual([]);
+    ledger.finalize("call-a", true, 10_000);
+    expect(ledger.stateOf(1)).toBe("consumed");
+    ledger.finalize("call-b", false, 10_000);
+    expect(ledger.takeBatch(11_000).map((c) => c.sessionId)).toEqual([2]);
+  });
+  it("releases held completions of calls that never finalized", () => {
+    const ledger = new WakeLedger(timing);
+    ledger.completed(info(1), true, 0);
+    ledger.hold(1, "lost");
+    ledger.releaseAllHeld(100);
+    expect(ledger.takeBatch(1100).map((c) => c.sessionId)).toEqual([1]);
+  });
+  it("retries a refused submission only after a boundary", () => {
+    const ledger = new WakeLedger(timing);
+    ledger.completed(info(1), true, 0);
+    expect(ledger.takeBatch(1000)).toHaveLength(1);
+    ledger.submissionFailed();
+    expect(ledger.dueAt()).toBeNull();
+    expect(ledger.takeBatch(50_000)).toEqual([]);
+    ledger.boundary();
+    expect(ledger.takeBatch(50_000).map((c) => c.sessionId)).toEqual([1]);
+  });
+  it("delivers each completion at most once across every path", () => {
+    const ledger = new WakeLedger(timing);
+    ledger.completed(info(1), true, 0);
+    ledger.completed(info(1), true, 0);
+    const first = ledger.takeBatch(1000);
+    ledger.submitted(first.map((c) => c.sessionId));
+    ledger.boundary();
+    expect(first).toHaveLength(1);
+    expect(ledger.consume(1)).toBe(false);
+    expect(ledger.takeBatch(100_000)).toEqual([]);
+  });
+});
+
+describe("wake and receipt texts", () => {
+  it("carry metadata only, bounded in count", () => {
+    const many = Array.from({ length: 20 }, (_, i) => info(i + 1, { cmd: `echo SECRET_OUTPUT_${i}\u001b[2J` }));
+    const { content, details } = wakeMessage(many);
+    expect(content).toContain("20 background jobs");
+    expect(content).toContain("session_id 1: exited with code 0");
+    expect(content).toContain("/logs/1");
+    expect(content).toContain("4 more");
+    expect(content).not.toContain("\u001b");
+    expect(details.sessions).toHaveLength(16);
+    expect(details.omitted).toBe(4);
+  });
+  it("the receipt names recovery ids, exit status and log paths", () => {
+    const text = receiptText([
+      { sessionId: 2, state: "exited with code 3", running: false, logPath: "/l/2", replayable: true, gone: false },
+      { sessionId: 1, state: "running", running: true, logPath: "/l/1", replayable: false, gone: false },
+    ]);
+    expect(text.split("\n")[0]).toBe("[shell-jobs results]");
+    expect(text).toMatch(/session_id 1: running.*\/l\/1/);
+    expect(text).toMatch(/session_id 2: exited with code 3 · final output replayable.*\/l\/2/);
+  });
+});
