@@ -88,7 +88,10 @@ export class Job implements JobHandle {
       incoming: ActorToHost,
       check: options.checkMessages,
     });
-    this.mailbox.receive((message) => this.receive(message));
+    this.mailbox.receive(
+      (message) => this.receive(message),
+      (error) => void this.takeOver("actor_crashed", error.message),
+    );
     this.control = Comlink.wrap<ActorControl>(createNodeEndpoint(control.port1));
     const task = options.pool.run(
       { spec: options.spec, data: data.port2, control: control.port2, logBudget: options.logBudget, checkMessages: options.checkMessages },

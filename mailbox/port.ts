@@ -9,8 +9,11 @@ import { Compile } from "typebox/compile";
 
 export interface TypedPort<Out, In> {
   send(message: Out, transfer?: readonly Transferable[]): void;
-  /** Registers the one receiver of incoming messages. */
-  receive(handler: (message: In) => void): void;
+  /**
+   * Registers the one receiver of incoming messages. A message that fails the check goes to `onInvalid` when given
+   * (the host must never throw on Pi's thread because of a job), else it throws where it crossed.
+   */
+  receive(handler: (message: In) => void, onInvalid?: (error: ProtocolError) => void): void;
   close(): void;
 }
 
@@ -51,10 +54,15 @@ export function typedPort<Out, In>(
       if (problem) throw new ProtocolError("outgoing", problem);
       port.postMessage(message, transfer as Transferable[] | undefined);
     },
-    receive(handler) {
+    receive(handler, onInvalid) {
       port.on("message", (message: unknown) => {
         const problem = checkIn?.(message);
-        if (problem) throw new ProtocolError("incoming", problem);
+        if (problem) {
+          const error = new ProtocolError("incoming", problem);
+          if (!onInvalid) throw error;
+          onInvalid(error);
+          return;
+        }
         handler(message as In);
       });
     },

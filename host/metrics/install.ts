@@ -404,7 +404,9 @@ export function installMetrics(pi: ExtensionAPI, options: MetricsOptions): void 
     description: "Metrics: summary; `details`; `footer on|off|collapse|expand|toggle`",
     getArgumentCompletions: (prefix) => {
       const all = ["details", ...FOOTER_SUBCOMMANDS.map((s) => `footer ${s}`)];
-      const items = all.filter((a) => a.startsWith(prefix.trim())).map((value) => ({ value, label: value }));
+      const typed = prefix.trim();
+      // A complete argument offers nothing more, so Enter submits the command instead of picking a completion.
+      const items = all.filter((a) => a.startsWith(typed) && a !== typed).map((value) => ({ value, label: value }));
       return items.length > 0 ? items : null;
     },
     handler: async (args, c) => {

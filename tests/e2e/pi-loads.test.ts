@@ -11,6 +11,7 @@ import { startSdkSession, type SdkSession } from "./harness/sdk.ts";
 import { startTui, type TuiSession } from "./harness/tmux.ts";
 
 const REPLY = [{ text: "faux reply to: {{last}}" }];
+type CommandInfo = { name: string; source: string; sourceInfo?: { path?: string } };
 const cleanups: (() => Promise<unknown>)[] = [];
 
 afterEach(async () => {
@@ -76,6 +77,12 @@ describe("pi-jobs loads in real Pi", () => {
     await rpc.waitForSettled(1);
     const last = await rpc.request({ type: "get_last_assistant_text" });
     expect(last).toMatchObject({ success: true, data: { text: "faux reply to: ping" } });
+
+    // The commands Pi lists come from pi-jobs' entry point: the extension is really loaded, not merely tolerated.
+    const commands = await rpc.request({ type: "get_commands" });
+    expect((commands.data as { commands: CommandInfo[] }).commands).toContainEqual(
+      expect.objectContaining({ name: "jobs", source: "extension", sourceInfo: expect.objectContaining({ path: PI_JOBS_ENTRY }) }),
+    );
 
     const exit = await rpc.close();
     expect(exit).toEqual({ code: 0, signal: null });

@@ -162,7 +162,7 @@ describe("sandbox matching (backtracking engine in a worker)", () => {
   });
 
   it("cuts catastrophic backtracking at the batch deadline while this thread's timers stay on time", async () => {
-    const matcher = sandbox("^(a+)+\\1b$", null, 300);
+    const matcher = sandbox("^(a+)+\\1b$", null, 600);
     // A warm-up batch: the sandbox is up, so what follows measures matching, not the worker's start.
     expect(await matcher.match(["aab"], true)).toHaveLength(1);
 
@@ -175,16 +175,16 @@ describe("sandbox matching (backtracking engine in a worker)", () => {
     }, 20);
     const started = performance.now();
     try {
-      await expect(matcher.match(["a".repeat(40)], true)).rejects.toThrow(/longer than 300 ms/);
+      await expect(matcher.match(["a".repeat(40)], true)).rejects.toThrow(/longer than 600 ms/);
     } finally {
       clearInterval(ticker);
     }
     const elapsed = performance.now() - started;
-    expect(elapsed).toBeGreaterThanOrEqual(290);
+    expect(elapsed).toBeGreaterThanOrEqual(590);
     expect(elapsed).toBeLessThan(5_000);
     // The ticker kept running the whole time the pattern was stuck: it was never blocked for long.
     expect(lateness.length).toBeGreaterThanOrEqual(5);
-    expect(Math.max(...lateness)).toBeLessThan(250);
+    expect(Math.max(...lateness)).toBeLessThan(400);
     // A terminated sandbox stays failed: nothing is matched by half a matcher.
     await expect(matcher.match(["aab"], true)).rejects.toThrow(MatcherError);
   });

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { runPrint } from "../e2e/harness/cli.ts";
+import { runPrint, startRpc } from "../e2e/harness/cli.ts";
 import { filesUnder, packAndInstall, removePackedInstall, unresolvedImports, type PackedInstall } from "../e2e/harness/pack.ts";
 import { REPO_ROOT } from "../e2e/harness/paths.ts";
 
@@ -61,5 +61,26 @@ describe("installed package", () => {
     });
     expect(run.stderr).not.toMatch(/Failed to load extension|Extension error/i);
     expect({ code: run.code, stdout: run.stdout.trim() }).toEqual({ code: 0, stdout: "installed copy answers ping" });
+  });
+
+  test("/jobs comes from the installed copy and answers over RPC", async () => {
+    const rpc = await startRpc({ extensions: [installed.pkgDir] });
+    try {
+      const commands = await rpc.request({ type: "get_commands" });
+      const jobs = (commands.data as { commands: { name: string; sourceInfo?: { path?: string } }[] }).commands.find(
+        (command) => command.name === "jobs",
+      );
+      expect(jobs?.sourceInfo?.path?.startsWith(installed.pkgDir), JSON.stringify(jobs)).toBe(true);
+
+      const mark = rpc.records.length;
+      expect(await rpc.prompt("/jobs")).toMatchObject({ success: true, data: { disposition: "handled" } });
+      const notice = await rpc.waitFor(
+        (record, index) => index >= mark && record.type === "extension_ui_request" && record.method === "notify",
+      );
+      expect(notice.message).toEqual(expect.stringMatching(/\S/));
+      expect(await rpc.close()).toEqual({ code: 0, signal: null });
+    } finally {
+      await rpc.close();
+    }
   });
 });

@@ -165,6 +165,19 @@ describe("job runtime", () => {
     expect(text(bystander)).toContain("bystander-done");
   });
 
+  it("contains a crash in an actor that owns a PTY: the thread stays, the group is gone, the crash is reported", async () => {
+    runtime = runtimeFor();
+    const job = runtime.start(shellJob("echo up; sleep 60", { io: { kind: "pty", cols: 80, rows: 24 }, fault: "crash" }));
+    const result = await job.done;
+    expect(result.cause).toBe("actor_crashed");
+    expect(result.message).toMatch(/injected actor crash/);
+    expect(result.cleanup).toBe("confirmed");
+    expect(groupGone(job.pgid()!)).toBe(true);
+    // The runtime and its pool keep working afterwards.
+    const next = await runtime.start(shellJob("echo still-fine")).done;
+    expect(next.cause).toBe("exit");
+  });
+
   it("takes over when an actor hangs past its deadline", async () => {
     runtime = runtimeFor();
     const job = runtime.start(shellJob("sleep 60", { fault: "hang", timeoutMs: 300, killGraceMs: 200 }));

@@ -81,7 +81,7 @@ export interface PreparedPiRun {
 }
 
 /** Temp dir, agent dir, faux script, environment and arguments for one Pi run (also used by the tmux harness). */
-export function preparePiRun(options: PiRunOptions, modeArgs: string[]): PreparedPiRun {
+export function preparePiRun(options: PiRunOptions, modeArgs: string[], messages: string[] = []): PreparedPiRun {
   const runDir = makeTempDir("cli");
   const agentDir = join(runDir, "agent");
   mkdirSync(agentDir);
@@ -114,6 +114,8 @@ export function preparePiRun(options: PiRunOptions, modeArgs: string[]): Prepare
     `${FAUX_PROVIDER}/${FAUX_MODEL}`,
     ...modeArgs,
     ...(options.args ?? []),
+    // "--" so that a message starting with "-" is never taken for an option.
+    ...(messages.length > 0 ? ["--", ...messages] : []),
   ];
   const env = piEnv(agentDir, { PI_FAUX_SCRIPT: scriptPath, ...options.env });
   return { runDir, cwd, env, args };
@@ -165,7 +167,7 @@ function parseJsonl(text: string): { records: PiRecord[]; badLines: string[] } {
 }
 
 async function runToExit(prompt: string, options: PiRunOptions, modeArgs: string[]): Promise<PiRunResult> {
-  const prepared = preparePiRun(options, [...modeArgs, prompt]);
+  const prepared = preparePiRun(options, modeArgs, [prompt]);
   const child = spawnPi(prepared, "ignore");
   let stdout = "";
   let stderr = "";

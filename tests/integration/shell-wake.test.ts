@@ -1,0 +1,136 @@
+/**
+ * Wake on exit and codemode observation with real processes: the scheduler's batches, consumption by a direct
+ * read, suppression by an explicit stop, holding by a script until its outermost call finalizes, and replay.
+ */
+import { tmpdir } from "node:os";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { SupervisedRuntime } from "../../host/runtime.ts";
+import { ShellService, type CallContext } from "../../host/shell/service.ts";
+import { createShellState } from "../../host/shell/state.ts";
+import { WakeScheduler } from "../../host/shell/wake-delivery.ts";
+import type { CompletionInfo } from "../../host/shell/wake-ledger.ts";
+import { runtimeFor, waitFor } from "./helpers.ts";
+
+let runtime: SupervisedRuntime;
+let service: ShellService;
+let wakes: WakeScheduler;
+let sent: CompletionInfo[][];
+let refuse = false;
+
+const direct = (id = "direct"): CallContext => ({ toolCallId: id, cwd: tmpdir() });
+const nested = (outer: string, n = 1): CallContext => ({ toolCallId: `${outer}/${n}`, cwd: tmpdir() });
+
+beforeEach(() => {
+  runtime = runtimeFor();
+  sent = [];
+  refuse = false;
+  service = new ShellService(createShellState({ wakeTiming: { quietMs: 400, maxDelayMs: 1500 } }), { runtime: () => runtime, killGraceMs: 300 });
+  wakes = new WakeScheduler(
+    () => service.state,
+    (batch) => {
+      if (refuse) throw new Error("ctx is stale");
+      sent.push([...batch]);
+    },
+  );
+  service.state.onCompletion = () => wakes.schedule();
+  wakes.start();
+});
+
+afterEach(async () => {
+  wakes.stop();
+  await service.stopAll();
+  await runtime.shutdown();
+});
+
+async function start(cmd: string, onExit: "wake" | "none" = "wake", call = direct()): Promise<number> {
+  const r = await service.exec({ cmd, on_exit: onExit, yield_time_ms: 250 }, call);
+  expect(r.running).toBe(true);
+  return r.session_id!;
+}
+
+describe("wake on exit", () => {
+  it("batches three completions within a second into one wake with metadata only", async () => {
+    const ids = [await start("sleep 0.6; echo SECRET_A"), await start("sleep 0.8; echo SECRET_B"), await start("sleep 1; echo SECRET_C")];
+    await waitFor(() => sent.length > 0, 15_000, "a wake");
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.map((c) => c.sessionId)).toEqual(ids);
+    expect(JSON.stringify(sent[0])).not.toContain("SECRET");
+    // The output is still collectable after the wake.
+    const r = await service.writeStdin({ session_id: ids[0]!, yield_time_ms: 0 }, direct());
+    expect(r.output).toBe("SECRET_A\n");
+  });
+
+  it("a direct read that reports the completion consumes the wake; list_sessions does not", async () => {
+    const listed = await start("sleep 0.5");
+    const read = await start("sleep 0.5");
+    await waitFor(() => service.list({}).completed_count === 2, 10_000, "two completions");
+    service.list({});
+    const r = await service.writeStdin({ session_id: read, yield_time_ms: 0 }, direct());
+    expect(r.wait_status).toBe("completed");
+    await waitFor(() => sent.length > 0, 10_000, "a wake");
+    expect(sent.flat().map((c) => c.sessionId)).toEqual([listed]);
+  });
+
+  it("an explicit stop suppresses the wake; an unarmed job sends none", async () => {
+    const killed = await start("sleep 30");
+    await start("sleep 0.3", "none");
+    const k = await service.kill({ session_id: killed }, direct());
+    expect(k.killed).toBe(true);
+    const marker = await start("sleep 0.3");
+    await waitFor(() => sent.length > 0, 10_000, "the marker's wake");
+    expect(sent.flat().map((c) => c.sessionId)).toEqual([marker]);
+  });
+
+  it("set_on_exit arms a job late and the wake still comes", async () => {
+    const id = await start("sleep 0.5", "none");
+    expect(service.setOnExit({ session_id: id, on_exit: "wake" }, direct()).effect).toBe("armed");
+    await waitFor(() => sent.length > 0, 10_000, "a wake");
+    expect(sent[0]!.map((c) => c.sessionId)).toEqual([id]);
+    expect(service.setOnExit({ session_id: id, on_exit: "none" }, direct()).effect).toBe("already_notified");
+  });
+
+  it("a refused submission is retried at the next boundary, never resent after success", async () => {
+    refuse = true;
+    const id = await start("sleep 0.3");
+    await waitFor(() => wakes.failures.length > 0, 10_000, "a refused submission");
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(wakes.failures).toHaveLength(1);
+    refuse = false;
+    wakes.boundary();
+    expect(sent.flat().map((c) => c.sessionId)).toEqual([id]);
+    wakes.boundary();
+    expect(sent).toHaveLength(1);
+  });
+});
+
+describe("codemode observation", () => {
+  it("holds the completion until the outermost call finalizes; success consumes the wake, output stays replayable once", async () => {
+    const r = await service.exec({ cmd: "echo from-script; exit 4", on_exit: "wake" }, nested("outer-1"));
+    expect(r).toMatchObject({ running: false, exit_code: 4, output: "from-script\n", output_replayed: false });
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(sent).toHaveLength(0);
+    const receipt = service.finalizeScript("outer-1", true)!;
+    expect(receipt).toMatch(/^\[shell-jobs results\]\n- session_id 1: exited with code 4 · final output replayable once/);
+    expect(receipt).toContain(r.log_path!);
+    expect(receipt).not.toContain("from-script");
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(sent).toHaveLength(0);
+    // A nested read preserves the record; the direct read consumes it.
+    expect((await service.writeStdin({ session_id: 1, yield_time_ms: 0 }, nested("outer-2"))).output_replayed).toBe(true);
+    service.finalizeScript("outer-2", true);
+    const replay = await service.writeStdin({ session_id: 1, yield_time_ms: 0 }, direct());
+    expect(replay).toMatchObject({ output_replayed: true, output: "from-script\n", exit_code: 4 });
+    await expect(service.writeStdin({ session_id: 1, yield_time_ms: 0 }, direct())).rejects.toThrow(/no longer registered/);
+  });
+
+  it("a failed script still gets its receipt and the completion stays eligible for a wake", async () => {
+    await service.exec({ cmd: "echo x", on_exit: "wake" }, nested("outer-3"));
+    const running = await start("sleep 30", "none", nested("outer-3", 2));
+    const receipt = service.finalizeScript("outer-3", false)!;
+    expect(receipt).toContain("session_id 1: exited with code 0");
+    expect(receipt).toContain(`session_id ${running}: running`);
+    await waitFor(() => sent.length > 0, 10_000, "a wake after the failed script");
+    expect(sent[0]!.map((c) => c.sessionId)).toEqual([1]);
+  });
+});
