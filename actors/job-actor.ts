@@ -11,19 +11,19 @@ import { performance } from "node:perf_hooks";
 import type { MessagePort } from "node:worker_threads";
 import { createOutbox, type Outbox } from "../mailbox/outbox.ts";
 import { typedPort, type TypedPort } from "../mailbox/port.ts";
-import {
+import type { ProtocolCheckers } from "../mailbox/check.ts";
+import { INITIAL_CREDIT, MAX_WRITE_QUEUE_BYTES } from "../mailbox/constants.ts";
+import type {
   ActorToHost,
   HostToActor,
-  INITIAL_CREDIT,
   JobSpec,
-  MAX_WRITE_QUEUE_BYTES,
-  type ActorControl,
-  type ActorResult,
-  type ActorSnapshot,
-  type ActorTask,
-  type EndCause,
-  type StopSignal,
-  type WriteAck,
+  ActorControl,
+  ActorResult,
+  ActorSnapshot,
+  ActorTask,
+  EndCause,
+  StopSignal,
+  WriteAck,
 } from "../mailbox/protocol.ts";
 import { Comlink, createNodeEndpoint } from "./comlink-endpoint.ts";
 import { countNewlines } from "./framing.ts";
@@ -31,7 +31,6 @@ import { openLogWriter, type LogWriter } from "./log-writer.ts";
 import type { MonitorEngine } from "./monitor-engine.ts";
 import { stopGroup } from "./process-group.ts";
 import { spawnProcess, SpawnError, type ProcessIo } from "./process-io.ts";
-import { Compile } from "typebox/compile";
 
 /** How long after the group is gone we still wait for the streams to close before abandoning them. */
 const STREAM_CLOSE_WAIT_MS = 1000;
@@ -42,14 +41,11 @@ export interface ActorTaskResult {
 }
 
 export default async function runJob(task: ActorTask): Promise<ActorTaskResult> {
-  if (task.checkMessages) {
-    const check = Compile(JobSpec);
-    if (!check.Check(task.spec)) {
-      const first = check.Errors(task.spec)[0];
-      throw new Error(`pi-jobs: invalid job spec: ${first?.instancePath ?? ""} ${first?.message ?? ""}`);
-    }
-  }
-  const actor = new JobActor(task);
+  // Checks need TypeBox, which only a checkout has at hand; they are loaded only when on.
+  const checks = task.checkMessages ? (await import("../mailbox/check.ts")).protocolCheckers() : null;
+  const invalid = checks?.jobSpec(task.spec);
+  if (invalid) throw new Error(`pi-jobs: invalid job spec: ${invalid}`);
+  const actor = new JobActor(task, checks);
   const result = await actor.run();
   return { id: task.spec.id, cause: result.cause };
 }
@@ -80,14 +76,13 @@ class JobActor implements ActorControl {
   private pendingStop: StopSignal | null = null;
   private logReported = false;
 
-  constructor(task: ActorTask) {
+  constructor(task: ActorTask, checks: ProtocolCheckers | null) {
     this.spec = task.spec;
     this.controlPort = task.control;
-    this.mailbox = typedPort<ActorToHost, HostToActor>(task.data, {
-      outgoing: ActorToHost,
-      incoming: HostToActor,
-      check: task.checkMessages,
-    });
+    this.mailbox = typedPort<ActorToHost, HostToActor>(
+      task.data,
+      checks && { outgoing: checks.actorToHost, incoming: checks.hostToActor },
+    );
     this.mailbox.receive((message) => {
       if (message.type === "credit") this.outbox.grant(message.batches);
     });

@@ -5,8 +5,9 @@
  * queue in front of a regex sandbox.
  *
  * Linear-time patterns are matched inline, record by record, as each chunk is framed: nothing is ever pending.
- * Sandboxed patterns go through a queue drained one batch (≤ 64 lines) at a time; the queue pauses both pipes at a
- * soft watermark and fails the contract at its hard bound, so output is never skipped for matching.
+ * Sandboxed patterns go through a queue drained one batch (≤ 64 lines) at a time. Raw chunks wait in a backlog and
+ * are framed a slice at a time while the queue is under its watermark; while anything waits, both pipes are
+ * paused, and going over the hard bound fails the contract: output is never skipped for matching.
  */
 import type { LineSource, MonitorContract, MonitorOutcome } from "../mailbox/monitor.ts";
 import {
@@ -17,11 +18,17 @@ import {
   type ContractEvent,
   type ContractState,
   type ProcessEnd,
-  type RawMatch,
 } from "./contract.ts";
 import { createDiagnosticTail, DIAGNOSTIC_TAIL_DEFAULTS } from "./diagnostic-tail.ts";
 import { createFramer, type FramedRecord } from "./framing.ts";
-import { createMatcher, SANDBOX_BATCH_LINES, type Matcher, type SandboxMatcher, type SandboxOptions } from "./matcher.ts";
+import {
+  createMatcher,
+  SANDBOX_BATCH_LINES,
+  type IndexedMatch,
+  type InlineMatcher,
+  type SandboxMatcher,
+  type SandboxOptions,
+} from "./matcher.ts";
 
 export type { ProcessEnd } from "./contract.ts";
 
@@ -76,16 +83,27 @@ const LF = 0x0a;
 const CR = 0x0d;
 const SOURCES: readonly LineSource[] = ["stdout", "stderr"];
 
+/** Sandbox path: bytes are framed in slices of this size, so the queue can stop taking lines mid-chunk. */
+const FRAME_SLICE_BYTES = 8 * 1024;
+
 /** A record waiting for the sandbox: a complete line, an idle partial (probe), or an over-long line marker. */
 type QueueItem = { source: LineSource; text: string; bytes: number; kind: "line" | "probe" | "limit" };
 
+/** Raw output not framed yet (sandbox path); `bytes` null is the source's EOF, kept in order. */
+type BacklogPiece = { source: LineSource; bytes: Uint8Array | null; offset: number };
+
 interface SourceState {
+  /** `end()` was called (or `finish` ended it): later bytes are ignored. */
+  closed: boolean;
+  /** The framer has seen the EOF. */
+  ended: boolean;
   /** Bytes of the unterminated line, tracked here so no chunk needs the partial decoded. */
   partialBytes: number;
   /** The current unterminated line already went over the bound and was reported. */
   limitReported: boolean;
   idle: ReturnType<typeof setTimeout> | null;
-  ended: boolean;
+  /** The idle window closed while this source's bytes still waited in the backlog. */
+  probeDue: boolean;
 }
 
 /**
@@ -119,18 +137,26 @@ export function createMonitorEngine(
   const framer = createFramer<LineSource>({ maxRecordBytes: ENGINE_LIMITS.maxLineBytes });
   const tail = createDiagnosticTail();
   const sources: Record<LineSource, SourceState> = {
-    stdout: { partialBytes: 0, limitReported: false, idle: null, ended: false },
-    stderr: { partialBytes: 0, limitReported: false, idle: null, ended: false },
+    stdout: { closed: false, ended: false, partialBytes: 0, limitReported: false, idle: null, probeDue: false },
+    stderr: { closed: false, ended: false, partialBytes: 0, limitReported: false, idle: null, probeDue: false },
   };
 
   let state: ContractState = initialContract(contract.completion);
   let detail: string | null = null;
   let notified = false;
   let paused = false;
+  /** Set by `finish` for causes that already stand: remaining output only feeds the tail. */
+  let tailOnly = false;
   let finished = false;
   let outcome: Promise<MonitorOutcome> | null = null;
 
-  // The sandbox queue: items[head, items.length) are pending; the first `inFlight` of them are with the sandbox.
+  // Sandbox path only. Raw chunks wait in `backlog` and are framed a slice at a time while the matching queue is
+  // under its watermark, so a chunk of thousands of short lines (or the burst Node delivers when a process exits,
+  // paused pipes or not) waits as bytes instead of overflowing the queue's line bound.
+  let backlog: BacklogPiece[] = [];
+  let backlogHead = 0;
+  let backlogBytes = 0;
+  // The matching queue: items[head, items.length) are pending; the first `inFlight` of them are with the sandbox.
   let items: QueueItem[] = [];
   let head = 0;
   let inFlight = 0;
@@ -139,9 +165,10 @@ export function createMonitorEngine(
   let drained: (() => void)[] = [];
 
   const created = createMatcher(contract.resultPattern, contract.failurePattern, options.sandbox);
-  const matcher: Matcher | null = created.ok ? created.matcher : null;
-  const inline = matcher?.kind === "inline" ? matcher : null;
-  const sandbox: SandboxMatcher | null = matcher?.kind === "sandbox" ? matcher : null;
+  const inline: InlineMatcher | null = created.ok && created.matcher.kind === "inline" ? created.matcher : null;
+  const sandbox: SandboxMatcher | null = created.ok && created.matcher.kind === "sandbox" ? created.matcher : null;
+
+  const evaluating = (): boolean => state.phase !== "decided" && !tailOnly;
 
   const apply = (event: ContractEvent): void => {
     const next = transition(state, event);
@@ -149,12 +176,13 @@ export function createMonitorEngine(
     state = next;
     if (next.phase === "decided") {
       if (next.decision.by === "limit") detail = next.decision.detail;
-      // Nothing still queued can change a decision: drop it and let the pipes drain.
-      clearQueue();
+      // Nothing still queued can change a decision: drop it, and let the pipes drain into the tail.
+      dropQueue();
+      for (const source of SOURCES) stopIdle(sources[source]);
     }
   };
 
-  /** Tells the actor about a decision; deferred to the end of the public call that made it. */
+  /** Tells the actor about a decision, at the end of the public call (or callback) that made it. */
   const notify = (): void => {
     if (notified || state.phase !== "decided") return;
     notified = true;
@@ -167,55 +195,59 @@ export function createMonitorEngine(
     hooks.onBackpressure(value);
   };
 
-  const clearQueue = (): void => {
+  const backlogEmpty = (): boolean => backlogHead >= backlog.length;
+
+  const updatePause = (): void => {
+    if (sandbox === null) return;
+    if (!evaluating()) return setPaused(false);
+    if (!backlogEmpty() || pendingLines >= limits.pauseLines || pendingBytes >= limits.pauseBytes) setPaused(true);
+    else if (pendingLines <= limits.resumeLines && pendingBytes <= limits.resumeBytes) setPaused(false);
+  };
+
+  const checkDrained = (): void => {
+    if (state.phase !== "decided" && !(backlogEmpty() && inFlight === 0 && head >= items.length)) return;
+    const waiting = drained;
+    drained = [];
+    for (const resolve of waiting) resolve();
+  };
+
+  const dropQueue = (): void => {
     // Items in flight stay counted until their batch settles; the rest go.
     items = items.slice(head, head + inFlight);
     head = 0;
     pendingLines = inFlight;
     pendingBytes = 0;
     for (const item of items) pendingBytes += item.bytes;
-    setPaused(false);
-    if (inFlight === 0) wakeDrained();
   };
 
-  const wakeDrained = (): void => {
-    const waiting = drained;
-    drained = [];
-    for (const resolve of waiting) resolve();
-  };
+  const overBound = (): boolean => pendingLines > limits.maxLines || pendingBytes + backlogBytes > limits.maxBytes;
 
   const enqueue = (item: QueueItem): void => {
     // A line identical to the last one still waiting would get the identical verdict, and the contract only acts
     // on the first of them: keeping one is exactly equivalent and stops a flood of blank lines filling the queue.
-    const last = items.length - 1 >= head + inFlight ? items[items.length - 1] : undefined;
+    const last = items.length > head + inFlight ? items[items.length - 1] : undefined;
     if (item.kind === "line" && last !== undefined && last.kind === "line" && last.source === item.source && last.text === item.text) {
       return;
     }
     items.push(item);
     pendingLines++;
     pendingBytes += item.bytes;
-    if (pendingLines > limits.maxLines || pendingBytes > limits.maxBytes) {
-      apply({ type: "queue_limit" });
-      return;
-    }
-    if (pendingLines >= limits.pauseLines || pendingBytes >= limits.pauseBytes) setPaused(true);
+    if (overBound()) apply({ type: "queue_limit" });
   };
 
   /** Sends the next batch to the sandbox; limit markers at the front are decided in order, without it. */
   const pump = (): void => {
     if (sandbox === null || inFlight > 0) return;
-    while (head < items.length && state.phase !== "decided") {
+    while (head < items.length && evaluating()) {
       const first = items[head] as QueueItem;
       if (first.kind !== "limit") break;
       head++;
       pendingLines--;
       apply({ type: "line_limit", source: first.source });
     }
-    if (state.phase === "decided" || head >= items.length) {
+    if (!evaluating() || head >= items.length) {
       items = [];
       head = 0;
-      if (state.phase !== "decided") afterProgress();
-      wakeDrained();
       return;
     }
     const batch: QueueItem[] = [];
@@ -226,16 +258,18 @@ export function createMonitorEngine(
     }
     inFlight = batch.length;
     sandbox.match(batch.map((item) => item.text), wantsSuccess(state)).then(
-      (matches) => settleBatch(batch, matches),
+      (matches) => settleBatch(batch, matches, null),
       (error: Error) => settleBatch(batch, null, error),
     );
   };
 
-  const settleBatch = (batch: QueueItem[], matches: { index: number; match: RawMatch }[] | null, error?: Error): void => {
-    // After the end, the sandbox is disposed and whatever it still said no longer counts.
+  const settleBatch = (batch: QueueItem[], matches: IndexedMatch[] | null, error: Error | null): void => {
+    // After the end the sandbox is disposed, and whatever it still says no longer counts.
     if (finished) return;
     head += batch.length;
     inFlight = 0;
+    pendingLines -= batch.length;
+    for (const item of batch) pendingBytes -= item.bytes;
     // Compact now and then rather than shifting the array for every batch.
     if (head >= items.length) {
       items = [];
@@ -244,8 +278,6 @@ export function createMonitorEngine(
       items = items.slice(head);
       head = 0;
     }
-    pendingLines -= batch.length;
-    for (const item of batch) pendingBytes -= item.bytes;
     if (matches === null) {
       apply({ type: "matcher_error", message: error?.message ?? "the regex sandbox failed" });
     } else {
@@ -256,13 +288,8 @@ export function createMonitorEngine(
         if (state.phase === "decided") break;
       }
     }
-    afterProgress();
+    ingest();
     notify();
-    pump();
-  };
-
-  const afterProgress = (): void => {
-    if (paused && pendingLines <= limits.resumeLines && pendingBytes <= limits.resumeBytes) setPaused(false);
   };
 
   /** One complete (or probed) line through the contract, inline or via the queue. */
@@ -277,6 +304,7 @@ export function createMonitorEngine(
   };
 
   const lineLimit = (source: LineSource): void => {
+    // Queued like a line so that whatever came before it is decided first.
     if (sandbox !== null) enqueue({ source, text: "", bytes: 0, kind: "limit" });
     else apply({ type: "line_limit", source });
   };
@@ -286,26 +314,16 @@ export function createMonitorEngine(
     for (let i = 0; i < records.length; i++) {
       const record = records[i] as FramedRecord<LineSource>;
       if (i >= tailFrom) tail.push(record.source, record.text);
-      if (state.phase === "decided") continue;
+      if (!evaluating()) continue;
       // Never match fragments of an over-long line: the line itself fails the contract.
       if (record.overLimit) lineLimit(record.source);
       else evaluate(record.source, record.text, record.bytes, "line");
     }
   };
 
-  const onIdle = (source: LineSource): void => {
-    const at = sources[source];
-    at.idle = null;
-    if (finished || at.ended || state.phase === "decided") return;
-    const partial = framer.partial(source);
-    // Probed, not consumed: the framer keeps the bytes, so the completed line is matched again as a whole.
-    if (partial !== null && !partial.overLimit) evaluate(source, partial.text, partial.bytes, "probe");
-    notify();
-    pump();
-  };
-
-  /** Keeps the per-source partial length and idle window in step with a chunk just framed. */
-  const trackPartial = (source: LineSource, chunk: Uint8Array): void => {
+  /** Frames bytes of one source and keeps its partial-line length in step, without decoding the partial. */
+  const frame = (source: LineSource, chunk: Uint8Array): void => {
+    consume(framer.push(source, chunk));
     const at = sources[source];
     const length = chunk.length;
     const lastByte = chunk[length - 1];
@@ -316,32 +334,12 @@ export function createMonitorEngine(
       for (let cr = chunk.indexOf(CR, terminator + 1); cr >= 0; cr = chunk.indexOf(CR, cr + 1)) terminator = cr;
       at.partialBytes = terminator >= 0 ? length - 1 - terminator : at.partialBytes + length;
     }
-    if (at.partialBytes === 0) {
-      at.limitReported = false;
-      if (at.idle !== null) {
-        clearTimeout(at.idle);
-        at.idle = null;
-      }
-      return;
+    if (at.partialBytes === 0) at.limitReported = false;
+    else if (at.partialBytes > ENGINE_LIMITS.maxLineBytes && !at.limitReported && evaluating()) {
+      // The line is over the bound however it ends; a writer that never ends it must not stall the run.
+      at.limitReported = true;
+      lineLimit(source);
     }
-    if (state.phase === "decided") return;
-    if (at.partialBytes > ENGINE_LIMITS.maxLineBytes) {
-      // The line is already over the bound however it ends; a writer that never ends it must not stall the run.
-      if (!at.limitReported) {
-        at.limitReported = true;
-        lineLimit(source);
-      }
-      return;
-    }
-    if (contract.completion !== "match") return;
-    // Any bytes on this source restart its window; the other source has its own.
-    if (at.idle !== null) at.idle.refresh();
-    else at.idle = setTimeout(onIdle, idleMs, source);
-  };
-
-  const stopIdle = (at: SourceState): void => {
-    if (at.idle !== null) clearTimeout(at.idle);
-    at.idle = null;
   };
 
   const endSource = (source: LineSource): void => {
@@ -349,19 +347,103 @@ export function createMonitorEngine(
     if (at.ended) return;
     at.ended = true;
     at.partialBytes = 0;
-    stopIdle(at);
     consume(framer.end(source));
   };
 
-  const whenDrained = (): Promise<void> => {
-    if (state.phase === "decided" || (inFlight === 0 && head >= items.length)) return Promise.resolve();
-    return new Promise((resolve) => drained.push(resolve));
+  /** Frames what waits in the backlog, a slice at a time while the matching queue has room. */
+  const ingest = (): void => {
+    while (!backlogEmpty()) {
+      const limited = evaluating();
+      if (limited && (pendingLines >= limits.pauseLines || pendingBytes >= limits.pauseBytes)) break;
+      const piece = backlog[backlogHead] as BacklogPiece;
+      if (piece.bytes === null) {
+        backlogHead++;
+        endSource(piece.source);
+        continue;
+      }
+      const end = limited ? Math.min(piece.bytes.length, piece.offset + FRAME_SLICE_BYTES) : piece.bytes.length;
+      const slice = piece.bytes.subarray(piece.offset, end);
+      piece.offset = end;
+      if (end === piece.bytes.length) backlogHead++;
+      backlogBytes -= slice.length;
+      frame(piece.source, slice);
+    }
+    if (backlogEmpty()) {
+      backlog = [];
+      backlogHead = 0;
+      // Idle windows that closed while their bytes were still waiting here are probed now that they are framed.
+      for (const source of SOURCES) {
+        if (sources[source].probeDue) probe(source);
+      }
+    } else if (backlogHead > 64 && backlogHead * 2 > backlog.length) {
+      backlog = backlog.slice(backlogHead);
+      backlogHead = 0;
+    }
+    // The batch first: a limit marker at the front of the queue may decide, and a decision releases the pipes.
+    pump();
+    updatePause();
+    checkDrained();
   };
+
+  const probe = (source: LineSource): void => {
+    const at = sources[source];
+    at.probeDue = false;
+    if (at.ended || !evaluating()) return;
+    const partial = framer.partial(source);
+    // Probed, not consumed: the framer keeps the bytes, so the completed line is matched again as a whole.
+    if (partial !== null && !partial.overLimit) evaluate(source, partial.text, partial.bytes, "probe");
+  };
+
+  const onIdle = (source: LineSource): void => {
+    sources[source].idle = null;
+    if (finished || !evaluating()) return;
+    if (!backlogEmpty()) {
+      sources[source].probeDue = true;
+      return;
+    }
+    probe(source);
+    ingest();
+    notify();
+  };
+
+  /** Match mode: bytes arriving on a source restart its idle window; the other source has its own. */
+  const armIdle = (source: LineSource, chunk: Uint8Array): void => {
+    if (contract.completion !== "match" || !evaluating()) return;
+    const at = sources[source];
+    at.probeDue = false;
+    const lastByte = chunk[chunk.length - 1];
+    if (lastByte === LF || lastByte === CR) stopIdle(at);
+    else if (at.idle !== null) at.idle.refresh();
+    else at.idle = setTimeout(onIdle, idleMs, source);
+  };
+
+  const stopIdle = (at: SourceState): void => {
+    if (at.idle !== null) clearTimeout(at.idle);
+    at.idle = null;
+    at.probeDue = false;
+  };
+
+  const close = (source: LineSource): void => {
+    const at = sources[source];
+    if (at.closed) return;
+    at.closed = true;
+    stopIdle(at);
+    if (sandbox === null) endSource(source);
+    else backlog.push({ source, bytes: null, offset: 0 });
+  };
+
+  const whenDrained = (): Promise<void> =>
+    new Promise((resolve) => {
+      drained.push(resolve);
+      checkDrained();
+    });
 
   const disposeAll = async (): Promise<void> => {
     finished = true;
     for (const source of SOURCES) stopIdle(sources[source]);
-    wakeDrained();
+    const waiting = drained;
+    drained = [];
+    for (const resolve of waiting) resolve();
     await sandbox?.dispose();
   };
 
@@ -373,18 +455,24 @@ export function createMonitorEngine(
 
   return {
     push(source, chunk) {
-      if (finished || sources[source].ended || chunk.length === 0) return;
-      consume(framer.push(source, chunk));
-      trackPartial(source, chunk);
+      if (finished || sources[source].closed || chunk.length === 0) return;
+      armIdle(source, chunk);
+      if (sandbox === null) {
+        frame(source, chunk);
+      } else {
+        backlog.push({ source, bytes: chunk, offset: 0 });
+        backlogBytes += chunk.length;
+        if (evaluating() && overBound()) apply({ type: "queue_limit" });
+        ingest();
+      }
       notify();
-      pump();
     },
 
     end(source) {
       if (finished) return;
-      endSource(source);
+      close(source);
+      ingest();
       notify();
-      pump();
     },
 
     get decided() {
@@ -397,11 +485,14 @@ export function createMonitorEngine(
 
     finish(end) {
       outcome ??= (async () => {
+        // Only a natural exit is decided by what the output says; every other cause already stands, and what
+        // is left of the output only feeds the tail.
+        const decidesByOutput = end.cause === "exit" || (end.cause === "contract" && state.phase !== "decided");
+        if (!decidesByOutput) tailOnly = true;
         // Unterminated lines are complete records at the end of a run, and the tail keeps them whatever the cause.
-        for (const source of SOURCES) endSource(source);
-        pump();
-        // Only a natural exit is decided by what the output says; every other cause already stands.
-        if (end.cause === "exit" || (end.cause === "contract" && state.phase !== "decided")) await whenDrained();
+        for (const source of SOURCES) close(source);
+        ingest();
+        if (decidesByOutput) await whenDrained();
         notify();
         const verdict = settle(state, end);
         const snapshot = tail.snapshot();
@@ -412,7 +503,7 @@ export function createMonitorEngine(
     },
 
     pending() {
-      return { lines: pendingLines, bytes: pendingBytes };
+      return { lines: pendingLines, bytes: pendingBytes + backlogBytes };
     },
 
     dispose() {

@@ -8,19 +8,20 @@ import { MessageChannel, type MessagePort } from "node:worker_threads";
 import type { Remote } from "comlink";
 import { Comlink, createNodeEndpoint } from "../actors/comlink-endpoint.ts";
 import { stopGroup } from "../actors/process-group.ts";
+import { protocolCheckers } from "../mailbox/check.ts";
 import { typedPort, type TypedPort } from "../mailbox/port.ts";
-import {
+import type {
   ActorToHost,
   HostToActor,
-  type ActorControl,
-  type ActorResult,
-  type ActorSnapshot,
-  type EndCause,
-  type JobSpec,
-  type Notice,
-  type OutputBatch,
-  type StopSignal,
-  type WriteAck,
+  ActorControl,
+  ActorResult,
+  ActorSnapshot,
+  EndCause,
+  JobSpec,
+  Notice,
+  OutputBatch,
+  StopSignal,
+  WriteAck,
 } from "../mailbox/protocol.ts";
 import { createOutputStore, type OutputStore } from "./output-store.ts";
 import type { ActorPool } from "./pool.ts";
@@ -83,11 +84,11 @@ export class Job implements JobHandle {
     const control = new MessageChannel();
     this.dataPort = data.port1;
     this.controlPort = control.port1;
-    this.mailbox = typedPort<HostToActor, ActorToHost>(data.port1, {
-      outgoing: HostToActor,
-      incoming: ActorToHost,
-      check: options.checkMessages,
-    });
+    const checks = options.checkMessages ? protocolCheckers() : null;
+    this.mailbox = typedPort<HostToActor, ActorToHost>(
+      data.port1,
+      checks && { outgoing: checks.hostToActor, incoming: checks.actorToHost },
+    );
     this.mailbox.receive(
       (message) => this.receive(message),
       (error) => void this.takeOver("actor_crashed", error.message),

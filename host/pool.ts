@@ -9,6 +9,8 @@ import type { ActorTask } from "../mailbox/protocol.ts";
 
 export interface ActorPool {
   run(task: ActorTask, signal: AbortSignal): Promise<ActorTaskResult>;
+  /** The last error of a worker that had no job to report it to. */
+  lastError(): Error | null;
   /** Worker threads currently alive (busy or idle). */
   threads(): number;
   /** Ends every worker; only called once no job is running. */
@@ -27,7 +29,14 @@ export function createActorPool(options: { capacity: number; warm: number }): Ac
     atomics: "disabled",
     idleTimeout: 30_000,
   });
+  // An idle worker that fails (e.g. its module cannot load) has no task to fail with, so piscina emits the error
+  // on the pool; unheard, that would throw on Pi's thread. Jobs started on such a pool fail with the same error.
+  let lastError: Error | null = null;
+  pool.on("error", (error: Error) => {
+    lastError = error;
+  });
   return {
+    lastError: () => lastError,
     run(task, signal) {
       return pool.run(task, { transferList: [task.data, task.control], signal });
     },

@@ -7,7 +7,7 @@
  * process's pipes, and below `lowWaterBytes` to resume them. Nothing is ever dropped: backpressure slows the
  * writer instead.
  */
-import { SOURCE_ID } from "./protocol.ts";
+import { SOURCE_ID } from "./constants.ts";
 
 export interface BatchOut {
   payload: Uint8Array;

@@ -4,8 +4,7 @@
  * instead of corrupting state on the other side (docs/decisions.md records why production skips the check).
  */
 import type { MessagePort, Transferable } from "node:worker_threads";
-import type { TSchema } from "typebox";
-import { Compile } from "typebox/compile";
+import type { Checker } from "./check.ts";
 
 export interface TypedPort<Out, In> {
   send(message: Out, transfer?: readonly Transferable[]): void;
@@ -24,30 +23,13 @@ export class ProtocolError extends Error {
   }
 }
 
-type Checker = (value: unknown) => string | null;
-
-const checkers = new WeakMap<TSchema, Checker>();
-
-function checkerFor(schema: TSchema): Checker {
-  let checker = checkers.get(schema);
-  if (!checker) {
-    const compiled = Compile(schema);
-    checker = (value) => {
-      if (compiled.Check(value)) return null;
-      const first = compiled.Errors(value)[0];
-      return first ? `${first.instancePath || "/"} ${first.message}` : "invalid";
-    };
-    checkers.set(schema, checker);
-  }
-  return checker;
-}
-
 export function typedPort<Out, In>(
   port: MessagePort,
-  options: { outgoing: TSchema; incoming: TSchema; check: boolean },
+  /** Schema checks for each direction (mailbox/check.ts), or null where checks are off. */
+  checks: { outgoing: Checker; incoming: Checker } | null,
 ): TypedPort<Out, In> {
-  const checkOut = options.check ? checkerFor(options.outgoing) : null;
-  const checkIn = options.check ? checkerFor(options.incoming) : null;
+  const checkOut = checks?.outgoing;
+  const checkIn = checks?.incoming;
   return {
     send(message, transfer) {
       const problem = checkOut?.(message);

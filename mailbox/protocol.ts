@@ -125,9 +125,7 @@ export type ActorResult = Static<typeof ActorResult>;
 
 // ── Data port: actor → host ─────────────────────────────────────────────────────────────────────────────────────
 
-/** Source ids used in an output batch's `spans`. */
-export const SOURCE_ID = { stdout: 0, stderr: 1, pty: 2 } as const;
-export type SourceName = keyof typeof SOURCE_ID;
+export { INITIAL_CREDIT, MAX_WRITE_QUEUE_BYTES, SOURCE_ID, type SourceName } from "./constants.ts";
 
 export const Spawned = Type.Object(
   {
@@ -189,8 +187,6 @@ export const Credit = Type.Object(
 export const HostToActor = Type.Union([Credit]);
 export type HostToActor = Static<typeof HostToActor>;
 
-/** Output batches the host grants up front; it grants one more as it takes each batch in. */
-export const INITIAL_CREDIT = 8;
 
 // ── Control port (comlink) ──────────────────────────────────────────────────────────────────────────────────────
 
@@ -238,8 +234,6 @@ export interface ActorControl {
   stop(signal: StopSignal): void;
 }
 
-/** Bound on bytes written to a job's stdin but not yet taken by the process. */
-export const MAX_WRITE_QUEUE_BYTES = 1024 * 1024;
 
 // ── The task handed to the pool ─────────────────────────────────────────────────────────────────────────────────
 

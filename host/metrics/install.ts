@@ -11,7 +11,7 @@ import { isKnownIdle, sanitizeStatus } from "../../ui/metrics/format.ts";
 import { renderFooter, type FooterStyle } from "../../ui/metrics/footer.ts";
 import { metricsDetails, metricsSummary, type MetricsReport } from "../../ui/metrics/report.ts";
 import type { Sampler } from "../sampler.ts";
-import { AgentStore, agentViews, identityKey, summarizeAgents, type AgentEntryData, type AgentVia } from "./agent-store.ts";
+import { AgentStore, agentViews, identityKey, summarizeAgents, type AgentEntryData, type AgentVia, type AgentView } from "./agent-store.ts";
 import { AGENT_EVENT, ENTRY_AGENT, ENTRY_DELEGATION } from "./constants.ts";
 import { readDelegation, type DelegationRecord } from "./delegation.ts";
 import { branchAggregate, mean, readHistory, type History } from "./history.ts";
@@ -90,7 +90,17 @@ export function installMetrics(pi: ExtensionAPI, options: MetricsOptions): void 
     if (ctx !== null) native = nativeTotals(ctx.sessionManager.getEntries() as never);
   };
 
+  let agentViewCache: AgentView[] | null = null;
+  const branchAgentViews = (): AgentView[] => {
+    // Footer renders happen on every keystroke: the branch scan runs only after something changed.
+    agentViewCache ??= agentViews((ctx?.sessionManager.getBranch() ?? []) as never, liveAgentKeys);
+    return agentViewCache;
+  };
+
   const restore = (c: ExtensionContext): void => {
+    agentViewCache = null;
+    storageWarning = null;
+    if (c.hasUI) c.ui.setStatus(STATUS_KEY, undefined);
     history = readHistory(c.sessionManager.getBranch() as never);
     recorder.reset(history.retained, history.lastUsage);
     agents.restore(c.sessionManager.getEntries() as never);
@@ -125,6 +135,7 @@ export function installMetrics(pi: ExtensionAPI, options: MetricsOptions): void 
       return;
     }
     agents.commit(d.snapshot);
+    agentViewCache = null;
     if (d.snapshot.state === "running") liveAgentKeys.add(identityKey(d.snapshot));
     else liveAgentKeys.delete(identityKey(d.snapshot));
     requestRender();
@@ -156,7 +167,7 @@ export function installMetrics(pi: ExtensionAPI, options: MetricsOptions): void 
     const c = ctx;
     const live = recorder.view(performance.now());
     const u = c?.getContextUsage();
-    const views = agentViews((c?.sessionManager.getBranch() ?? []) as never, liveAgentKeys);
+    const views = branchAgentViews();
     const latestAgent = views.at(-1);
     const warnings: string[] = [];
     if (storageWarning) warnings.push(storageWarning);
@@ -169,6 +180,7 @@ export function installMetrics(pi: ExtensionAPI, options: MetricsOptions): void 
       model,
       thinkingLevel: c?.thinkingLevel ?? null,
       activity: live.activityState,
+      responseLabel: responseLabel(live.activityState, live.lastStopReason),
       ttftMs: live.activityTtftMs,
       effTps: live.effTps,
       effQualifier: live.effQualifier,
@@ -480,6 +492,12 @@ function latestResponder(c: ExtensionContext): string | null {
     }
   }
   return null;
+}
+
+/** Failed, aborted, deferred and truncated responses are labeled; a normal stop or tool round is not. */
+function responseLabel(activity: string, stopReason: string | null): string | null {
+  if (activity === "interrupted") return "interrupted";
+  return stopReason === "error" || stopReason === "aborted" || stopReason === "deferred" || stopReason === "length" ? stopReason : null;
 }
 
 function shortenHome(path: string): string {

@@ -143,6 +143,8 @@ export class Recorder {
   /** Replaces the retained estimate after restore or branch navigation; the current activity is dropped. */
   reset(retained: Retained | null, lastUsage: UsageCopy | null = null): void {
     this.activity = null;
+    // A fresh session or branch gets a fresh chance to save; a still-broken store fails and reports again.
+    this.storageFailed = false;
     this.retained = retained;
     this.lastUsage = lastUsage;
     this.lastStopReason = null;

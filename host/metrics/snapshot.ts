@@ -32,6 +32,8 @@ export interface FooterModel {
   model: string | null;
   thinkingLevel: string | null;
   activity: "idle" | "running" | "settled" | "interrupted";
+  /** A label for the latest response when it did not end normally: "error", "aborted", "deferred", "length". */
+  responseLabel: string | null;
   ttftMs: number | null;
   effTps: number | null;
   effQualifier: EffQualifier;

@@ -2,16 +2,18 @@
  * Monitors in Pi: the `monitor_start` and `monitor_stop` tools, the `/monitor` command, the prompt guidance and the
  * delivery of terminal results.
  *
- * Delivery follows the session. In TUI and RPC sessions a tool batch made only of `monitor_start` calls returns
- * acknowledgements with `terminate: true` (the turn ends; no polling), and each terminal result later wakes the agent
- * once as a steering custom message. A mixed batch, a nested call (codemode) or a session without a UI host (print,
- * JSON) waits inside the tool and returns the report directly, with no second message.
+ * Delivery follows the session. In TUI and RPC sessions a tool batch made only of valid `monitor_start` calls
+ * returns acknowledgements with `terminate: true` (the turn ends; no polling), and each terminal result later wakes
+ * the agent once as a steering custom message. A mixed batch, a nested call (codemode), or a session without a UI
+ * host (print, JSON) waits inside the tool and returns the report directly, with no second message. A batch with
+ * an invalid `monitor_start` counts as mixed: Pi ends a turn only when every result of the batch asks for it, and
+ * an error result does not, so acknowledging the valid calls would leave the model running while they are pending.
  */
 import type { JsonValue } from "@earendil-works/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Lifecycle } from "../lifecycle.ts";
 import type { Parkable } from "../handover.ts";
-import { buildAcknowledgement, runningResult, structuredResult } from "./report.ts";
+import { buildAcknowledgement, formatElapsed, runningResult, structuredResult } from "./report.ts";
 import { buildGuidance } from "./guidance.ts";
 import {
   MONITOR_START,
@@ -33,19 +35,28 @@ interface ParkedMonitors extends Parkable {
   service: MonitorService;
 }
 
+/** The tool calls of the latest assistant message, and whether they may be acknowledged and end the turn. */
+interface Batch {
+  ids: ReadonlySet<string>;
+  onlyValidMonitors: boolean;
+}
+
 export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { service(): MonitorService } {
   let service: MonitorService | null = null;
-  const current = (): MonitorService => (service ??= createMonitorService(() => lifecycle.runtime()));
-  /** Tool call ids of the latest assistant message, and whether every call in it is monitor_start. */
-  let batch: { ids: Set<string>; onlyMonitors: boolean } = { ids: new Set(), onlyMonitors: false };
+  const current = (): MonitorService => (service ??= createMonitorService());
+  let batch: Batch = { ids: new Set(), onlyValidMonitors: false };
   let live = false;
 
-  const deliver = (delivery: { content: string; details: MonitorDetails }) => {
-    if (!live) throw new Error("no live session to deliver to");
-    pi.sendMessage<MonitorDetails>(
-      { customType: MONITOR_MESSAGE_TYPE, content: delivery.content, display: true, details: delivery.details },
-      { deliverAs: "steer", triggerTurn: true },
-    );
+  const host = {
+    deliver(delivery: { content: string; details: MonitorDetails }) {
+      if (!live) throw new Error("no live session to deliver to");
+      pi.sendMessage<MonitorDetails>(
+        { customType: MONITOR_MESSAGE_TYPE, content: delivery.content, display: true, details: delivery.details },
+        { deliverAs: "steer", triggerTurn: true },
+      );
+    },
+    // Read at each start, so a service adopted after /reload runs its new monitors on this instance's runtime.
+    runtime: () => lifecycle.runtime(),
   };
 
   lifecycle.onPark(PARK_KEY, () => {
@@ -60,30 +71,32 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
     const adopted = lifecycle.adopted<ParkedMonitors>(PARK_KEY);
     if (adopted) service = adopted.service;
     live = true;
-    current().bind(deliver);
+    current().bind(host);
   });
 
-  pi.on("session_shutdown", (event) => {
+  pi.on("session_shutdown", () => {
+    // The lifecycle already parked the service (reload) or stopped every monitor without delivery (any other end);
+    // whatever this instance still holds must not reach the next session through it.
     live = false;
-    if (event.reason !== "reload") {
-      // The runtime stops every job; nothing of this session may be delivered into the next one.
-      current().bind(null);
-      service = null;
-    }
+    service?.bind(null);
+    service = null;
   });
 
   pi.on("message_end", (event) => {
     const message = event.message as { role?: string; content?: unknown };
     if (message.role !== "assistant" || !Array.isArray(message.content)) return;
     const calls = message.content.filter(
-      (block): block is { type: "toolCall"; id: string; name: string } =>
+      (block): block is { type: "toolCall"; id: string; name: string; arguments: unknown } =>
         typeof block === "object" && block !== null && (block as { type?: string }).type === "toolCall",
     );
-    batch = { ids: new Set(calls.map((call) => call.id)), onlyMonitors: calls.every((call) => call.name === MONITOR_START) };
+    batch = {
+      ids: new Set(calls.map((call) => call.id)),
+      onlyValidMonitors: calls.every((call) => call.name === MONITOR_START && validateMonitorStart(call.arguments).ok),
+    };
   });
 
-  pi.on("agent_settled", () => current().flush());
-  pi.on("tool_execution_end", () => current().flush());
+  pi.on("agent_settled", () => service?.flush());
+  pi.on("tool_execution_end", () => service?.flush());
 
   pi.on("before_agent_start", (event, ctx) => {
     const guidance = buildGuidance(pi.getActiveTools(), hasMonitorResults(ctx));
@@ -91,8 +104,9 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
     return { systemPrompt: `${event.systemPrompt}\n\n${guidance}` };
   });
 
+  // Nested calls (codemode, another tool's executeTool) carry `<parent>/<n>` ids and are never in the batch.
   const asyncDelivery = (toolCallId: string, ctx: ExtensionContext): boolean =>
-    (ctx.mode === "tui" || ctx.mode === "rpc") && !toolCallId.includes("/") && batch.ids.has(toolCallId) && batch.onlyMonitors;
+    (ctx.mode === "tui" || ctx.mode === "rpc") && batch.onlyValidMonitors && batch.ids.has(toolCallId);
 
   pi.registerTool({
     name: MONITOR_START,
@@ -100,10 +114,12 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
     description: MONITOR_START_DESCRIPTION,
     parameters: MonitorStartParams,
     outputSchema: MonitorStartOutput,
+    // Pi turns an exception here into the call's error result, shown to the model as is: so every message names
+    // the field it is about, and no process starts.
     prepareArguments(args) {
       const verdict = validateMonitorStart(args);
       if (!verdict.ok) throw new Error(`monitor_start: ${verdict.error}`);
-      return args as MonitorStartParams;
+      return withoutNulls(args) as MonitorStartParams;
     },
     async execute(toolCallId, params, signal, _onUpdate, ctx) {
       const verdict = validateMonitorStart(params);
@@ -111,8 +127,9 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
       // A call cancelled before it ran starts no process.
       if (signal?.aborted) throw new Error("monitor_start: cancelled before the monitor started");
       const request = verdict.value;
+      const monitors = current();
       const delivery = asyncDelivery(toolCallId, ctx) ? "async" : "direct";
-      const record = current().start(request, { cwd: ctx.cwd, delivery });
+      const record = monitors.start(request, { cwd: ctx.cwd, delivery });
       if (delivery === "async") {
         return {
           content: [{ type: "text", text: buildAcknowledgement(record.description, record.monitorId) }],
@@ -121,10 +138,11 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
           terminate: true,
         };
       }
-      const abort = () => void current().stop(record.monitorId);
+      // Cancelling a waiting call stops its monitor; the call still answers with the stopped result.
+      const abort = () => void monitors.stop(record.monitorId);
       signal?.addEventListener("abort", abort, { once: true });
       try {
-        const final = await current().settle(record);
+        const final = await monitors.settle(record);
         const structured = structuredResult(final.facts);
         return {
           content: [{ type: "text", text: final.report }],
@@ -152,17 +170,18 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
     prepareArguments(args) {
       const verdict = validateMonitorStop(args);
       if (!verdict.ok) throw new Error(`monitor_stop: ${verdict.error}`);
-      return (args ?? {}) as MonitorStopParams;
+      return (withoutNulls(args) ?? {}) as MonitorStopParams;
     },
     async execute(_toolCallId, params) {
       const verdict = validateMonitorStop(params);
       if (!verdict.ok) throw new Error(`monitor_stop: ${verdict.error}`);
       const target = verdict.value.monitorId;
-      if (target !== null && !current().active().some((record) => record.monitorId === target)) {
-        const known = current().history().some((record) => record.monitorId === target);
-        throw new Error(`monitor_id: ${target} is ${known ? "already finished" : "not a monitor of this session"}`);
+      const monitors = current();
+      if (target !== null && !monitors.active().some((record) => record.monitorId === target)) {
+        const known = monitors.history().some((record) => record.monitorId === target);
+        throw new Error(`monitor_stop: monitor_id: ${target} is ${known ? "already finished" : "not a monitor of this session"}`);
       }
-      const stopped = await current().stop(target);
+      const stopped = await monitors.stop(target);
       return {
         content: [{ type: "text", text: `stopped=${stopped}` }],
         details: { stopped },
@@ -174,13 +193,20 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
   pi.registerCommand("monitor", {
     description: "Show active and recent monitors",
     handler: async (_args, ctx) => {
+      const monitors = current();
+      const row = (status: string, record: ReturnType<MonitorService["active"]>[number]): string => {
+        const kept = record.job.retained();
+        const dropped = kept.droppedLines > 0 ? `, ${kept.droppedLines} dropped` : "";
+        const elapsed = record.final ? ` · ${formatElapsed(record.final.facts.elapsedMs)}` : "";
+        return `${status} · ${record.description} · ${record.monitorId}${elapsed} · ${kept.lines.length} lines kept${dropped}`;
+      };
       const lines = [
-        ...current()
-          .active()
-          .map((record) => `running · ${record.description} · ${record.monitorId}`),
-        ...current()
+        ...monitors.active().map((record) => row("running", record)),
+        ...monitors
           .history()
-          .map((record) => `${record.final?.facts.outcome.status ?? "ended"} · ${record.description} · ${record.monitorId}`),
+          .slice()
+          .reverse()
+          .map((record) => row(record.final?.facts.outcome.status ?? "ended", record)),
       ];
       ctx.ui.notify(lines.length > 0 ? lines.join("\n") : "No monitors in this session.", "info");
     },
@@ -189,11 +215,34 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
   return { service: current };
 }
 
-/** Whether the session already holds monitor results (restored, or from earlier turns): they keep safety guidance. */
+/** Models often send null for an omitted optional field; the validator reads it as omitted, and so must Pi's schema. */
+function withoutNulls(args: unknown): unknown {
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return args;
+  return Object.fromEntries(Object.entries(args).filter(([, value]) => value !== null));
+}
+
+// A compaction or branch summary that mentions monitors stands in for the monitor results it replaced.
+const MONITOR_TRACE = /monitor_id=|monitor_start|\[monitor\]/;
+
+/** Whether the session already holds monitor results (restored, summarised, or from earlier turns). */
 function hasMonitorResults(ctx: ExtensionContext): boolean {
   return ctx.sessionManager.getBranch().some((entry) => {
-    const record = entry as { type: string; customType?: string; message?: { role?: string; toolName?: string } };
-    if (record.type === "custom_message") return record.customType === MONITOR_MESSAGE_TYPE;
-    return record.type === "message" && record.message?.role === "toolResult" && record.message.toolName === MONITOR_START;
+    const record = entry as {
+      type: string;
+      customType?: string;
+      summary?: string;
+      message?: { role?: string; toolName?: string };
+    };
+    switch (record.type) {
+      case "custom_message":
+        return record.customType === MONITOR_MESSAGE_TYPE;
+      case "message":
+        return record.message?.role === "toolResult" && record.message.toolName === MONITOR_START;
+      case "compaction":
+      case "branch_summary":
+        return typeof record.summary === "string" && MONITOR_TRACE.test(record.summary);
+      default:
+        return false;
+    }
   });
 }

@@ -1,17 +1,19 @@
 /**
  * The monitors of one Pi process: starting them on the job runtime, stopping them, keeping the recent history,
  * and delivering each terminal result exactly once — either as the tool call's own result (direct), or later as
- * one steering custom message that wakes the agent (asynchronous). The service outlives an extension instance
- * across /reload: it is parked with the runtime, and the new instance rebinds `deliver`.
+ * one steering custom message that wakes the agent (asynchronous).
+ *
+ * The service outlives an extension instance across /reload: it is parked with the runtime, and the new instance
+ * binds itself as the host (its `deliver` and its runtime). Between the two, terminal results wait in an outbox,
+ * so a monitor started before /reload is delivered after it.
  */
-import { performance } from "node:perf_hooks";
 import type { ActorResult } from "../../mailbox/protocol.ts";
 import type { MonitorOutcome } from "../../mailbox/monitor.ts";
 import type { JobHandle, JobRuntime } from "../runtime-api.ts";
 import { buildReport, structuredResult, type TerminalFacts } from "./report.ts";
 import type { MonitorTerminalResult, NormalizedStart } from "./schemas.ts";
 
-/** Finished monitors kept for /monitor and later inspection. */
+/** Finished monitors kept for /monitor and for monitor_stop's "already finished" answer. */
 export const HISTORY_LIMIT = 20;
 /** A stop of the group: SIGTERM, then SIGKILL after this grace (monitor spec). */
 export const MONITOR_KILL_GRACE_MS = 1000;
@@ -31,48 +33,65 @@ export interface Delivery {
   details: MonitorDetails;
 }
 
+/** What the current extension instance lends the service: a way to reach the model, and the job runtime. */
+export interface MonitorHost {
+  /** Hands one terminal report to Pi; throws when Pi cannot take it now (it is retried later). */
+  deliver(delivery: Delivery): void;
+  runtime(): JobRuntime;
+}
+
+export interface FinalReport {
+  facts: TerminalFacts;
+  /** The tool call's own result text. */
+  report: string;
+  /** The wake message text (always the full report: an asynchronous reply has no tool call to correlate with). */
+  asyncReport: string;
+}
+
 export interface MonitorRecord {
-  monitorId: string;
-  description: string;
-  request: NormalizedStart;
-  startedAt: number;
-  job: JobHandle;
+  readonly monitorId: string;
+  readonly description: string;
+  readonly request: NormalizedStart;
+  readonly job: JobHandle;
   /** How the terminal result reaches the model. */
-  delivery: "direct" | "async";
-  /** Set by monitor_stop: the result is kept in history but never delivered. */
+  readonly delivery: "direct" | "async";
+  /** Set by monitor_stop or shutdown: the result is kept in history but never delivered. */
   suppressed: boolean;
   /** The terminal result once known. */
-  final: { facts: TerminalFacts; report: string; asyncReport: string } | null;
+  final: FinalReport | null;
 }
 
 export interface MonitorService {
+  /** Starts a monitor on the bound host's runtime; throws when no session is bound or the runtime refuses. */
   start(request: NormalizedStart, options: { cwd: string; delivery: "direct" | "async" }): MonitorRecord;
-  /** Waits for the terminal result of a direct monitor. */
-  settle(record: MonitorRecord): Promise<NonNullable<MonitorRecord["final"]>>;
-  /** Stops one monitor, or all active ones; stopped monitors deliver nothing. Returns how many were running. */
+  /** Waits for the terminal result of a monitor (resolves exactly once per record, never rejects). */
+  settle(record: MonitorRecord): Promise<FinalReport>;
+  /** Stops one monitor, or all active ones; stopped monitors deliver nothing. Resolves with how many were running. */
   stop(monitorId: string | null): Promise<number>;
   active(): MonitorRecord[];
+  /** Finished monitors, oldest first, at most HISTORY_LIMIT. */
   history(): MonitorRecord[];
-  /** Rebinds delivery to the current extension instance and sends anything that waited for one. */
-  bind(deliver: ((delivery: Delivery) => void) | null): void;
+  /** Binds the current extension instance (or none, between sessions) and sends anything that waited for one. */
+  bind(host: MonitorHost | null): void;
   /** Deliveries that could not be handed to Pi yet. */
   pendingDeliveries(): number;
   /** Retries deliveries that failed (called at tool boundaries and agent_settled). */
   flush(): void;
 }
 
-export function createMonitorService(runtime: () => JobRuntime): MonitorService {
+export function createMonitorService(): MonitorService {
   const records = new Map<string, MonitorRecord>();
+  const settled = new Map<string, Promise<FinalReport>>();
   const finished: MonitorRecord[] = [];
   const outbox: Delivery[] = [];
-  let deliver: ((delivery: Delivery) => void) | null = null;
+  let host: MonitorHost | null = null;
   let counter = 0;
 
   function flush(): void {
-    while (deliver && outbox.length > 0) {
-      const next = outbox[0]!;
+    while (host !== null && outbox.length > 0) {
+      const next = outbox[0] as Delivery;
       try {
-        deliver(next);
+        host.deliver(next);
       } catch {
         // Pi could not take it now (e.g. between sessions); it stays first in line for the next boundary.
         return;
@@ -81,8 +100,7 @@ export function createMonitorService(runtime: () => JobRuntime): MonitorService 
     }
   }
 
-  function onEnded(record: MonitorRecord, result: ActorResult): void {
-    const completedAt = Date.now();
+  function onEnded(record: MonitorRecord, result: ActorResult): FinalReport {
     const outcome = result.monitor ?? supervisorOutcome(record.request, result);
     const facts: TerminalFacts = {
       monitorId: record.monitorId,
@@ -91,7 +109,7 @@ export function createMonitorService(runtime: () => JobRuntime): MonitorService 
       elapsedMs: result.elapsedMs,
       timeoutMs: record.request.timeoutMs,
       startedAt: result.startedAt,
-      completedAt,
+      completedAt: Date.now(),
     };
     const base = {
       monitorId: record.monitorId,
@@ -102,28 +120,29 @@ export function createMonitorService(runtime: () => JobRuntime): MonitorService 
       compact: record.request.compact,
       expected: record.request.resultPattern,
     };
-    record.final = {
+    const final: FinalReport = {
       facts,
       report: buildReport({ ...base, direct: true }),
       asyncReport: buildReport({ ...base, direct: false }),
     };
+    record.final = final;
     records.delete(record.monitorId);
     finished.push(record);
-    if (finished.length > HISTORY_LIMIT) finished.shift();
+    if (finished.length > HISTORY_LIMIT) settled.delete((finished.shift() as MonitorRecord).monitorId);
     if (record.delivery === "async" && !record.suppressed) {
       outbox.push({
-        content: record.final.asyncReport,
+        content: final.asyncReport,
         details: { description: record.description, monitorId: record.monitorId, result: structuredResult(facts).result },
       });
       flush();
     }
+    return final;
   }
 
   return {
     start(request, options) {
-      counter += 1;
-      const monitorId = `monitor_${counter}`;
-      const job = runtime().start({
+      if (host === null) throw new Error("monitor_start: no live session to run a monitor in");
+      const job = host.runtime().start({
         kind: "monitor",
         command: request.command,
         cwd: options.cwd,
@@ -138,35 +157,39 @@ export function createMonitorService(runtime: () => JobRuntime): MonitorService 
         },
         label: request.description,
       });
+      // Numbered only once the runtime took the job, so ids stay dense and every id names a real monitor.
+      counter += 1;
       const record: MonitorRecord = {
-        monitorId,
+        monitorId: `monitor_${counter}`,
         description: request.description,
         request,
-        startedAt: performance.now(),
         job,
         delivery: options.delivery,
         suppressed: false,
         final: null,
       };
-      records.set(monitorId, record);
-      void job.done.then((result) => onEnded(record, result));
+      records.set(record.monitorId, record);
+      settled.set(record.monitorId, job.done.then((result) => onEnded(record, result)));
       return record;
     },
-    async settle(record) {
-      await record.job.done;
-      // onEnded ran in the same microtask chain that resolved `done` first.
-      return record.final!;
+    settle(record) {
+      const known = settled.get(record.monitorId);
+      if (known !== undefined) return known;
+      // Evicted from history: its final report is still on the record.
+      return record.final !== null ? Promise.resolve(record.final) : record.job.done.then(() => record.final as FinalReport);
     },
     async stop(monitorId) {
       const targets = monitorId === null ? [...records.values()] : [records.get(monitorId)].filter((r) => r !== undefined);
       for (const record of targets) record.suppressed = true;
       await Promise.all(targets.map((record) => record.job.stop()));
+      // Stopped monitors are in history once stop() resolves.
+      await Promise.all(targets.map((record) => settled.get(record.monitorId)));
       return targets.length;
     },
     active: () => [...records.values()],
     history: () => [...finished],
     bind(next) {
-      deliver = next;
+      host = next;
       flush();
     },
     pendingDeliveries: () => outbox.length,

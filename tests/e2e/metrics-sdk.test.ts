@@ -3,7 +3,7 @@
  * provider streaming at a set speed after a slow first token. Checks what is measured, what is persisted,
  * and what comes back after reopening the session and after branch navigation.
  */
-import { fauxAssistantMessage, fauxProvider, fauxText, type FauxProviderHandle } from "@earendil-works/pi-ai";
+import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall, type FauxProviderHandle } from "@earendil-works/pi-ai";
 import {
   createAgentSession,
   createEventBus,
@@ -18,11 +18,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGENT_EVENT, ENTRY_AGENT, ENTRY_RECEIPT, ENTRY_REQUEST, ENTRY_RUN, ENTRY_TRACE } from "../../host/metrics/constants.ts";
+import { AGENT_EVENT, ENTRY_AGENT, ENTRY_DELEGATION, ENTRY_RECEIPT, ENTRY_REQUEST, ENTRY_RUN, ENTRY_TRACE } from "../../host/metrics/constants.ts";
 import { createAgentMetricsBridge } from "../../host/metrics/bridge.ts";
 import { fmtTps } from "../../ui/metrics/format.ts";
 
 const ENTRY = resolve(import.meta.dirname, "../fixtures/metrics-extension.ts");
+const SUBAGENT_TOOL = resolve(import.meta.dirname, "../fixtures/metrics-subagent-tool.ts");
 const TPS = 200;
 const WAIT_MS = 1200;
 /** 800 characters ≈ 200 tokens by the faux provider's own estimate: about one second of stream at 200 tok/s. */
@@ -55,7 +56,7 @@ interface Started {
   bus: ReturnType<typeof createEventBus>;
 }
 
-async function start(sessionManager: SessionManager): Promise<Started> {
+async function start(sessionManager: SessionManager, extraExtensions: string[] = []): Promise<Started> {
   const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }], tokensPerSecond: TPS });
   const modelRuntime = await ModelRuntime.create({ authPath: join(dir, "auth.json"), modelsPath: null, refreshOnCreate: false });
   modelRuntime.registerNativeProvider(faux.provider);
@@ -71,7 +72,7 @@ async function start(sessionManager: SessionManager): Promise<Started> {
     noPromptTemplates: true,
     noThemes: true,
     noContextFiles: true,
-    additionalExtensionPaths: [ENTRY],
+    additionalExtensionPaths: [ENTRY, ...extraExtensions],
   });
   await resourceLoader.reload();
   const { session } = await createAgentSession({ cwd: dir, agentDir: dir, modelRuntime, model: faux.getModel(), thinkingLevel: "off", resourceLoader, settingsManager, sessionManager });
@@ -244,5 +245,38 @@ describe("metrics in real Pi", () => {
     expect(s.session.getSessionStats().tokens).toEqual(nativeBefore);
     const native = summary.split("\n").find((l) => l.startsWith("  input "));
     expect(native).toContain(`input ${nativeBefore.input}`);
+  });
+
+  it("copies subagent details usage as a breakdown and accepts details.piMetrics for the tool's own call", async () => {
+    const s = await start(SessionManager.inMemory(dir), [SUBAGENT_TOOL]);
+    s.faux.setResponses([fauxAssistantMessage([fauxToolCall("subagent", { task: "look around" })], { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+    await s.session.prompt("delegate");
+    const [delegation] = customs(s.session, ENTRY_DELEGATION);
+    expect(delegation).toMatchObject({ mode: "parallel", toolName: "subagent" });
+    expect(delegation.results.map((r: any) => [r.slot, r.agent, r.input, r.output, r.turns])).toEqual([
+      [0, "scout", 11, 22, 1],
+      [1, "worker", 33, 44, 2],
+    ]);
+    const toolResult = s.session.sessionManager.getEntries().find((e) => e.type === "message" && e.message.role === "toolResult");
+    expect(delegation.toolResultEntryId).toBe(toolResult?.id);
+    // One activity across the tool round: two requests, one tool, TTFT fixed by the first request's first delta.
+    const run = customs(s.session, ENTRY_RUN).at(-1);
+    expect(run).toMatchObject({ phase: "final", state: "settled", requestCount: 2, coveredRequests: 2, toolCount: 1, listsComplete: true });
+    const reqs = customs(s.session, ENTRY_REQUEST);
+    expect(reqs[0].firstToolArgsMs).not.toBeNull();
+    expect(run.ttftMs).toBeLessThanOrEqual(run.firstToolArgsMs);
+    expect(run.firstTextMs).toBeGreaterThan(run.firstToolArgsMs);
+    const agents = customs(s.session, ENTRY_AGENT);
+    expect(agents).toHaveLength(1); // seen at tool_execution_end and again at turn_end: saved once
+    expect(agents[0]).toMatchObject({ via: "details", snapshot: { source: "test-subagent", outputTokens: 100 } });
+    const dump = JSON.stringify(s.session.sessionManager.getEntries().filter((e) => e.type === "custom"));
+    expect(dump).not.toContain("PLANTED");
+    s.notes.length = 0;
+    await s.session.prompt("/metrics");
+    const summary = s.notes.join("\n");
+    expect(summary).toContain("usage-only subagent (parallel, 2 results; breakdown only, no timing)");
+    expect(summary).toMatch(/test-subagent\/child-\S+: EFF TPS 100\.0 tok\/s \(covered 1\/1\)/);
+    const stats = s.session.getSessionStats().tokens;
+    expect(summary).toContain(`input ${stats.input} · output ${stats.output}`); // details usage never added to native totals
   });
 });

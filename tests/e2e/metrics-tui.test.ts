@@ -9,6 +9,7 @@ import { startTui, type TuiSession } from "./harness/tmux.ts";
 import { pollUntil } from "./harness/wait.ts";
 
 const FIXTURE = "tests/fixtures/metrics-extension.ts";
+const OTHER_FOOTER = "tests/fixtures/metrics-other-footer.ts";
 const ANSWER = "streamed answer text ".repeat(20);
 
 let tui: TuiSession | undefined;
@@ -33,12 +34,17 @@ function footerRows(screen: string): string[] {
 
 describe("metrics footer in the TUI", () => {
   it("shows TTFT and EFF TPS after a streamed answer, expanded and collapsed, at 120, 80 and 40 columns", async () => {
-    tui = await startTui({ extensions: [FIXTURE], steps: [{ text: ANSWER, delayMs: 600 }], tokensPerSecond: 150, cols: 120, rows: 30 });
+    tui = await startTui({ extensions: [FIXTURE], steps: [{ text: ANSWER, delayMs: 600 }], tokensPerSecond: 60, cols: 120, rows: 30 });
     await tui.waitForPane(/\[▾ Collapse\]/);
     await tui.type("go");
     await tui.sendKeys("Enter");
+    // While the answer streams (about 1.7 s at 60 tok/s), the live observed rate shows.
+    const streaming = await tui.waitForPane(/⋯ OBS TPS ≈\d/, 30_000);
+    expect(streaming).toMatch(/EFF TPS — · pending/);
     const done = await tui.waitForPane(/↯ EFF TPS \d+(\.\d)? tok\/s/, 30_000);
     const rows = footerRows(done);
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toMatch(/\[▾ Collapse\]$/);
     expect(rows.join("\n")).toMatch(/◷ TTFT \d+(ms|\.\d+s) obs/);
     expect(done).toMatch(/◫ CTX/);
     expect(done).toMatch(/◇ COST \$/);
@@ -46,14 +52,14 @@ describe("metrics footer in the TUI", () => {
     for (const l of done.split("\n")) expect([...l].length).toBeLessThanOrEqual(120);
 
     await resize(tui, 80);
-    const at80 = await tui.waitForPane(/↯ EFF TPS \d/);
+    // tmux crops the old 120-column screen at once: the button reappearing means Pi redrew at 80 columns.
+    const at80 = await tui.waitForPane(/\[▾ Collapse\][\s\S]*↯ EFF TPS \d/);
     for (const l of at80.split("\n")) expect([...l].length).toBeLessThanOrEqual(80);
 
     await resize(tui, 40);
     const at40 = await tui.waitForPane(/\[▾\]/);
     expect(at40).toMatch(/TTFT \d/);
     expect(at40).toMatch(/… \+\d/);
-    console.log("AT40\n" + footerRows(at40).join("\n") + "\nAT80\n" + footerRows(at80).join("\n"));
     for (const l of at40.split("\n")) expect([...l].length).toBeLessThanOrEqual(40);
 
     await resize(tui, 120);
@@ -61,8 +67,8 @@ describe("metrics footer in the TUI", () => {
     await tui.sendKeys("Enter");
     const collapsed = await tui.waitForPane(/\[▸ Expand\]/);
     const row = collapsed.split("\n").find((l) => l.includes("[▸ Expand]")) as string;
-    console.log("COLLAPSED\n" + row);
     expect(row).toMatch(/^TTFT \d+(ms|\.\d+s)\s+TPS \d+(\.\d)?/);
+    expect(collapsed.replace(/\n+$/, "").split("\n").at(-1)).toBe(row); // one row, at the bottom
     expect(collapsed).not.toMatch(/◇ COST/);
 
     await resize(tui, 40);
@@ -73,6 +79,61 @@ describe("metrics footer in the TUI", () => {
     await tui.sendKeys("M-m"); // Alt+M toggles back to expanded
     const expanded = await tui.waitForPane(/\[▾ Collapse\]/);
     expect(expanded).toMatch(/◇ COST/);
+
+    // Fullscreen Pi captures the mouse: a click on the button collapses (SGR mouse report, 1-based cells).
+    const lines = expanded.split("\n");
+    const y = lines.findIndex((l) => l.includes("[▾ Collapse]"));
+    const x = [...(lines[y] as string)].join("").indexOf("[▾ Collapse]") + 3;
+    await tui.type(`\u001b[<0;${x + 1};${y + 1}M\u001b[<0;${x + 1};${y + 1}m`);
+    await tui.waitForPane(/\[▸ Expand\]/);
+  });
+
+  it("/metrics details opens Pi's editor read-only; cancelling sends nothing", async () => {
+    tui = await startTui({ extensions: [FIXTURE], cols: 100, rows: 40 });
+    await tui.waitForPane(/\[▾ Collapse\]/);
+    await tui.type("/metrics details");
+    await tui.sendKeys("Enter");
+    const screen = await tui.waitForPane(/Metrics details \(edits are discarded\)/);
+    expect(screen).toMatch(/Extension statuses \(all, including hidden idle states\)/);
+    await tui.sendKeys("Escape");
+    await pollUntil(async () => !/Metrics details \(edits are discarded\)/.test(await tui?.capture() ?? ""), { what: "the details editor to close" });
+    expect(await tui.capture()).not.toMatch(/No more faux responses|Error/);
+    // Submitting (Enter) discards the text as well: no prompt reaches the model (which has no answers queued).
+    await tui.type("/metrics details");
+    await tui.sendKeys("Enter");
+    await tui.waitForPane(/Metrics details \(edits are discarded\)/);
+    await tui.sendKeys("Enter");
+    await pollUntil(async () => !/Metrics details \(edits are discarded\)/.test(await tui?.capture() ?? ""), { what: "the details editor to close" });
+    await tui.type("/metrics footer toggle");
+    await tui.sendKeys("Enter");
+    const after = await tui.waitForPane(/\[▸ Expand\]/); // a later command runs: the session was idle, nothing was sent
+    expect(after).not.toMatch(/No more faux responses|Error/);
+  });
+
+  it("never fights another extension for the footer slot; shows job figures while jobs run", async () => {
+    tui = await startTui({ extensions: [FIXTURE, OTHER_FOOTER], cols: 120, rows: 24, env: { PI_METRICS_FAKE_JOBS: "1" } });
+    const t = tui;
+    const first = await t.waitForPane(/⚙ JOBS 2 · 1\.5k l\/s · 4\.0KiB\/s · ELD 3ms/);
+    // Known-idle statuses are hidden, a failing one is shown (sanitized).
+    expect(first).toMatch(/build failed/);
+    expect(first).not.toMatch(/LSP: idle/);
+    await t.type("/other-footer");
+    await t.sendKeys("Enter");
+    await t.waitForPane(/OTHER-FOOTER-MARKER/);
+    // Collapse/expand and off do not touch a footer Metrics no longer owns.
+    for (const cmd of ["/metrics footer collapse", "/metrics footer off"]) {
+      await t.type(cmd);
+      await t.sendKeys("Enter");
+      await pollUntil(async () => !(await t.capture()).includes(cmd), { what: `${cmd} to run` });
+      expect(await t.capture()).toMatch(/OTHER-FOOTER-MARKER/);
+    }
+    await t.sendKeys("M-m");
+    expect(await t.capture()).toMatch(/OTHER-FOOTER-MARKER/);
+    // Only an explicit `on` reclaims it, keeping the chosen (collapsed) layout.
+    await t.type("/metrics footer on");
+    await t.sendKeys("Enter");
+    const mine = await t.waitForPane(/\[▸ Expand\]/);
+    expect(mine).not.toMatch(/OTHER-FOOTER-MARKER/);
   });
 
   it("--metrics-no-footer keeps Pi's footer; /metrics footer on claims it and off gives it back", async () => {

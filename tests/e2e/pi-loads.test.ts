@@ -56,13 +56,13 @@ describe("pi-jobs loads in real Pi", () => {
   test("print mode: prints the reply and exits 0", async () => {
     const run = await runPrint("ping", { steps: REPLY });
     expectNoExtensionError(run.stderr);
-    expect({ code: run.code, stdout: run.stdout.trim() }).toEqual({ code: 0, stdout: "faux reply to: ping" });
+    expect({ code: run.code, stdout: run.stdout.trim() }, run.stderr).toEqual({ code: 0, stdout: "faux reply to: ping" });
   });
 
   test("json mode: the event stream ends settled with the reply", async () => {
     const run = await runJson("ping", { steps: REPLY });
     expectNoExtensionError(run.stderr);
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     expect(run.events[0]?.type).toBe("session");
     expect(run.events.map(assistantText).filter((text) => text !== undefined)).toEqual(["faux reply to: ping"]);
     expect(run.events.at(-1)).toEqual({ type: "agent_settled", aborted: false });
@@ -85,7 +85,7 @@ describe("pi-jobs loads in real Pi", () => {
     );
 
     const exit = await rpc.close();
-    expect(exit).toEqual({ code: 0, signal: null });
+    expect(exit, rpc.stderr()).toEqual({ code: 0, signal: null });
     expect(rpc.badLines).toEqual([]);
     expectNoExtensionError(rpc.stderr());
   });

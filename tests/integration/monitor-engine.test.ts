@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { createMonitorEngine, tailStart, type EngineOptions, type MonitorEngine, type ProcessEnd } from "../../actors/monitor-engine.ts";
+import { createMonitorEngine, ENGINE_LIMITS, tailStart, type EngineOptions, type MonitorEngine, type ProcessEnd } from "../../actors/monitor-engine.ts";
 import { createDiagnosticTail } from "../../actors/diagnostic-tail.ts";
 import type { FramedRecord } from "../../actors/framing.ts";
 import type { LineSource, MonitorContract, MonitorOutcome } from "../../mailbox/monitor.ts";
@@ -397,11 +397,22 @@ describe("flooding output: nothing is skipped", () => {
   });
 
   it("natural exit waits for pending sandbox evaluation before deciding", async () => {
-    const run = await monitor("seq 1 5000; echo abc=abc", contract("^(\\w+)=\\1$", null, "exit"), {
-      engine: { limits: { pauseLines: 64, resumeLines: 16 } },
-    });
+    // seq exits with its last chunks still in the pipe, and Node resumes paused pipes of an exited child: the burst
+    // waits as raw bytes until the queue has room.
+    const run = await monitor("seq 1 200000; echo abc=abc", contract("^(\\w+)=\\1$", null, "exit"));
     expect(run.outcome).toMatchObject({ status: "success", matched: "abc=abc", exitCode: 0 });
     expect(run.pauses).toContain(true);
+    expect(run.maxPending).toBeLessThanOrEqual(16_384);
+  });
+
+  it("a single chunk of 40,000 short lines waits as bytes instead of overflowing the line bound", async () => {
+    const fed = direct(contract("^(\\w)=\\1$", null, "exit"));
+    fed.push("stdout", `${Array.from({ length: 40_000 }, (_, i) => String(i % 10)).join("\n")}\nz=z\n`);
+    expect(fed.engine.decided).toBe(false);
+    expect(fed.engine.pending().lines).toBeLessThanOrEqual(ENGINE_LIMITS.pauseLines + 8 * 1024);
+    expect(fed.events.pauses).toEqual([true]);
+    const outcome = await fed.engine.finish(exited(0));
+    expect(outcome).toMatchObject({ status: "success", matched: "z=z" });
   });
 
   it("going over the hard queue bound fails with matcher_queue_limit", async () => {

@@ -50,7 +50,13 @@ async function start(cmd: string, onExit: "wake" | "none" = "wake", call = direc
 
 describe("wake on exit", () => {
   it("batches three completions within a second into one wake with metadata only", async () => {
-    const ids = [await start("sleep 0.6; echo SECRET_A"), await start("sleep 0.8; echo SECRET_B"), await start("sleep 1; echo SECRET_C")];
+    // The default batching window (1 s quiet, 3 s at most).
+    service.state = createShellState();
+    service.state.onCompletion = () => wakes.schedule();
+    const ids = await Promise.all([start("sleep 1; printf 'S%sT_A\\n' ECRE"), start("sleep 1.5; printf 'S%sT_B\\n' ECRE"), start("sleep 1.9; printf 'S%sT_C\\n' ECRE")]);
+    const finished = await Promise.all(ids.map((id) => service.state.registry.get(id)!.handle.done));
+    const spread = Math.max(...finished.map((r) => r.endedAt)) - Math.min(...finished.map((r) => r.endedAt));
+    expect(spread).toBeLessThan(1000);
     await waitFor(() => sent.length > 0, 15_000, "a wake");
     await new Promise((resolve) => setTimeout(resolve, 2000));
     expect(sent).toHaveLength(1);

@@ -11,6 +11,7 @@ const model = (over: Partial<FooterModel> = {}): FooterModel => ({
   model: "provider/model",
   thinkingLevel: "high",
   activity: "settled",
+  responseLabel: null,
   ttftMs: 840,
   effTps: 38.4,
   effQualifier: "last",
@@ -97,6 +98,11 @@ describe("metrics footer layout", () => {
     const high = renderFooter(model({ collapsed: true, contextPercent: 93 }), 50).lines[0] as string;
     expect(high).toContain("CTX 93%");
     expect(high).not.toContain("provider/model");
+  });
+
+  it("labels a response that did not end normally", () => {
+    expect(renderFooter(model({ responseLabel: "aborted" }), 120).lines[1]).toContain("◷ TTFT 840ms obs aborted");
+    expect(renderFooter(model({ responseLabel: "error", collapsed: true }), 120).lines[0]).toContain("TTFT 840ms error");
   });
 
   it("warning statuses win over ordinary ones", () => {

@@ -70,7 +70,7 @@ describe("Translator receipt summary", () => {
       entry(receipt({ requestId: "tr-3", usage: usage({ output: 51, totalTokens: 161 }) })), // conflict
       entry({ ...receipt({ requestId: "tr-4" }), junk: 1 }), // malformed
       entry(receipt({ requestId: "tr-4", direction: "subagent", usage: usage({ reasoning: 10 }) })), // still usable
-      { type: "message", message: { role: "assistant", usage: usage() } },
+      { type: "message", customType: undefined, data: { role: "assistant", usage: usage() } },
     ]);
     expect(s).toMatchObject({ attempts: 3, reported: 2, unreported: 1, malformed: 1, duplicates: 1, conflictingIds: 1 });
     expect(s.subtotal).toMatchObject({ input: 200, output: 100, reasoning: 10, totalTokens: 320 });

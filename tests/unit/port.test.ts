@@ -4,13 +4,18 @@
 import { MessageChannel } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { ProtocolError, typedPort } from "../../mailbox/port.ts";
-import { ActorToHost, HostToActor } from "../../mailbox/protocol.ts";
+import { protocolCheckers } from "../../mailbox/check.ts";
+import type { ActorToHost, HostToActor } from "../../mailbox/protocol.ts";
+
+const checkers = protocolCheckers();
+const actorChecks = { outgoing: checkers.actorToHost, incoming: checkers.hostToActor };
+const hostChecks = { outgoing: checkers.hostToActor, incoming: checkers.actorToHost };
 
 describe("typed port", () => {
   it("delivers valid messages with their transferred buffers", async () => {
     const { port1, port2 } = new MessageChannel();
-    const actor = typedPort<ActorToHost, HostToActor>(port1, { outgoing: ActorToHost, incoming: HostToActor, check: true });
-    const host = typedPort<HostToActor, ActorToHost>(port2, { outgoing: HostToActor, incoming: ActorToHost, check: true });
+    const actor = typedPort<ActorToHost, HostToActor>(port1, actorChecks);
+    const host = typedPort<HostToActor, ActorToHost>(port2, hostChecks);
     const received = new Promise<ActorToHost>((resolve) => host.receive(resolve));
     const payload = new TextEncoder().encode("hi\n");
     const spans = new Uint32Array([0, 3]);
@@ -25,7 +30,7 @@ describe("typed port", () => {
 
   it("refuses to send a message that does not match the protocol, naming where", () => {
     const { port1, port2 } = new MessageChannel();
-    const actor = typedPort<ActorToHost, HostToActor>(port1, { outgoing: ActorToHost, incoming: HostToActor, check: true });
+    const actor = typedPort<ActorToHost, HostToActor>(port1, actorChecks);
     const bad = { type: "output", seq: -1, payload: "text", spans: new Uint32Array(0), bytes: 0, lines: 0 } as unknown as ActorToHost;
     expect(() => actor.send(bad)).toThrow(ProtocolError);
     port1.close();
@@ -34,7 +39,7 @@ describe("typed port", () => {
 
   it("skips the check when told to (production)", () => {
     const { port1, port2 } = new MessageChannel();
-    const actor = typedPort<ActorToHost, HostToActor>(port1, { outgoing: ActorToHost, incoming: HostToActor, check: false });
+    const actor = typedPort<ActorToHost, HostToActor>(port1, null);
     const bad = { type: "nonsense" } as unknown as ActorToHost;
     expect(() => actor.send(bad)).not.toThrow();
     port1.close();
@@ -45,7 +50,7 @@ describe("typed port", () => {
 describe("typed port, receiving side", () => {
   it("hands an invalid incoming message to onInvalid instead of throwing on the receiving thread", async () => {
     const { port1, port2 } = new MessageChannel();
-    const host = typedPort<HostToActor, ActorToHost>(port2, { outgoing: HostToActor, incoming: ActorToHost, check: true });
+    const host = typedPort<HostToActor, ActorToHost>(port2, hostChecks);
     const invalid = new Promise<ProtocolError>((resolve) => host.receive(() => {}, resolve));
     port1.postMessage({ type: "exit", result: { cause: "nonsense" } });
     const error = await invalid;

@@ -96,7 +96,8 @@ function effGroup(m: FooterModel, s: FooterStyle, short: boolean): string {
 function ttftGroup(m: FooterModel, s: FooterStyle, short: boolean): string {
   const waiting = m.activity === "running" && m.ttftMs === null;
   const v = waiting ? "…" : fmtMs(m.ttftMs);
-  return `${s.muted(short ? "TTFT" : "◷ TTFT")} ${s.bold(v)}${short ? "" : s.dim(" obs")}`;
+  const label = m.responseLabel === null ? "" : ` ${s.warning(m.responseLabel)}`;
+  return `${s.muted(short ? "TTFT" : "◷ TTFT")} ${s.bold(v)}${short ? "" : s.dim(" obs")}${label}`;
 }
 
 function ctxGroup(m: FooterModel, s: FooterStyle, short: boolean): { text: string; high: boolean } {

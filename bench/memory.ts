@@ -1,0 +1,150 @@
+/**
+ * Memory: resident memory added per idle actor, with 32 actors alive (each running `sleep 60`).
+ *
+ * Measured in a child `node --expose-gc` process, so the host's heap can be collected before each reading and the
+ * figure is not swayed by whatever the earlier benchmarks left on the heap. Each reading is the median of several
+ * samples taken after a collection and a settle. Per actor = (RSS with 32 alive − RSS before any worker thread) / 32,
+ * so the thread each actor runs on counts against it; the two idle warm threads are reported separately.
+ *
+ * Run directly (`node --expose-gc bench/memory.ts --child`) it prints the figures as JSON.
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { JobKind } from "../host/runtime-api.ts";
+import { benchRuntime, closeRuntime, jobRequest, mb, monitorRequest, sleep, waitFor, type Row } from "./shared.ts";
+
+const ACTORS = 32;
+const WARM = 2;
+export const PER_ACTOR_TARGET_BYTES = 12 * 1024 * 1024;
+
+export interface MemoryReading {
+  kind: JobKind;
+  actors: number;
+  /** RSS in bytes: runtime created, no worker thread yet. */
+  before: number;
+  /** RSS with the warm threads started and idle. */
+  warm: number;
+  /** RSS with every actor alive and idle. */
+  alive: number;
+  threadsAlive: number;
+  perActor: number;
+  perWarmThread: number;
+}
+
+export interface MemoryResult {
+  shell: MemoryReading;
+  monitor: MemoryReading;
+  gcAvailable: boolean;
+  target: string;
+  met: boolean;
+}
+
+const collect = (globalThis as { gc?: () => void }).gc;
+
+/** Median RSS of five samples, each after a full collection of the main heap. */
+async function settledRss(): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < 5; i += 1) {
+    collect?.();
+    await sleep(200);
+    samples.push(process.memoryUsage.rss());
+  }
+  samples.sort((a, b) => a - b);
+  return samples[2]!;
+}
+
+async function measureKind(kind: JobKind): Promise<MemoryReading> {
+  const runtime = benchRuntime({ warm: WARM });
+  try {
+    const before = await settledRss();
+    runtime.warmUp();
+    await waitFor(() => runtime.threads() >= WARM, 10_000, "warm threads");
+    // A thread exists before its module graph is loaded: give the warm threads time to finish loading.
+    await sleep(1500);
+    const warm = await settledRss();
+    const command = "sleep 60";
+    const jobs = Array.from({ length: ACTORS }, () => runtime.start(kind === "monitor" ? monitorRequest(command) : jobRequest(command)));
+    await waitFor(() => jobs.every((job) => job.phase() === "running"), 60_000, `${ACTORS} actors running`);
+    // Threads that just started allocate while they load; let them reach their idle state.
+    await sleep(2000);
+    const alive = await settledRss();
+    const threadsAlive = runtime.threads();
+    return {
+      kind,
+      actors: ACTORS,
+      before,
+      warm,
+      alive,
+      threadsAlive,
+      perActor: Math.round((alive - before) / ACTORS),
+      perWarmThread: Math.round((warm - before) / WARM),
+    };
+  } finally {
+    await closeRuntime(runtime);
+  }
+}
+
+async function child(kind: JobKind): Promise<void> {
+  const reading = await measureKind(kind);
+  process.stdout.write(JSON.stringify({ reading, gcAvailable: collect !== undefined }));
+}
+
+/** One child process per kind: memory a process has freed is not returned to the system, so kinds must not share one. */
+function inChild(kind: JobKind): Promise<{ reading: MemoryReading; gcAvailable: boolean }> {
+  const script = fileURLToPath(import.meta.url);
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, ["--expose-gc", script, "--child", kind], { stdio: ["ignore", "pipe", "inherit"] });
+    let text = "";
+    proc.stdout.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+    proc.once("error", reject);
+    proc.once("close", (code) => {
+      if (code !== 0) reject(new Error(`memory benchmark child (${kind}) exited with ${code}`));
+      else resolve(JSON.parse(text) as { reading: MemoryReading; gcAvailable: boolean });
+    });
+  });
+}
+
+export async function benchMemory(): Promise<MemoryResult> {
+  const shell = await inChild("shell");
+  const monitor = await inChild("monitor");
+  const parsed = { shell: shell.reading, monitor: monitor.reading, gcAvailable: shell.gcAvailable && monitor.gcAvailable };
+  const worst = Math.max(parsed.shell.perActor, parsed.monitor.perActor);
+  return {
+    ...parsed,
+    target: `RSS per idle actor ≤ ${PER_ACTOR_TARGET_BYTES / (1024 * 1024)} MiB`,
+    met: worst <= PER_ACTOR_TARGET_BYTES,
+  };
+}
+
+export function memoryRows(result: MemoryResult): Row[] {
+  const cell = (reading: MemoryReading) =>
+    `${mb(reading.perActor)} per actor (RSS ${mb(reading.before)} → ${mb(reading.alive)}, ${reading.threadsAlive} threads)`;
+  return [
+    {
+      benchmark: `memory: ${result.shell.actors} idle actors (\`sleep 60\`)`,
+      variant: "shell jobs",
+      result: cell(result.shell),
+      target: `≤ ${PER_ACTOR_TARGET_BYTES / (1024 * 1024)} MiB each`,
+      met: result.shell.perActor <= PER_ACTOR_TARGET_BYTES,
+    },
+    {
+      benchmark: "",
+      variant: "monitors (contract engine loaded)",
+      result: cell(result.monitor),
+      target: `≤ ${PER_ACTOR_TARGET_BYTES / (1024 * 1024)} MiB each`,
+      met: result.monitor.perActor <= PER_ACTOR_TARGET_BYTES,
+    },
+    {
+      benchmark: "",
+      variant: "one idle warm thread (no job)",
+      result: mb(result.shell.perWarmThread),
+      target: "—",
+      met: null,
+    },
+  ];
+}
+
+const childAt = process.argv.indexOf("--child");
+if (childAt >= 0 && process.argv[1] === fileURLToPath(import.meta.url)) {
+  await child(process.argv[childAt + 1] === "monitor" ? "monitor" : "shell");
+}
