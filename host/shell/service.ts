@@ -87,6 +87,8 @@ export class ShellService {
 
   async exec(raw: unknown, call: CallContext): Promise<ProcessResult> {
     const request = unwrap(validateExec(raw));
+    // Process groups, POSIX signals and `shell -c` are assumed throughout; Windows is not supported.
+    if (process.platform === "win32") throw new ShellToolError("exec_command: shell jobs are not supported on Windows");
     this.rejectIfCancelled(call, "exec_command");
     const cwd = request.workdir === null ? call.cwd : resolve(call.cwd, request.workdir);
     let isDirectory = false;

@@ -23,6 +23,7 @@ import {
   type AgentSession,
   type AgentSessionEvent,
   type EventBus,
+  type ExtensionContext,
 } from "@earendil-works/pi-coding-agent";
 import { isAbsolute, join, resolve } from "node:path";
 import { FAUX_MODEL, FAUX_PROVIDER, scriptedResponses, type FauxStep } from "../../fixtures/faux-provider.ts";
@@ -47,6 +48,8 @@ export type SdkSessionOptions = Script & {
   sessionFile?: string;
   /** Faux streaming speed; all at once when omitted. */
   tokensPerSecond?: number;
+  /** The mode extensions see (`ctx.mode`); "print" when omitted, as Pi's SDK binds it. */
+  mode?: ExtensionContext["mode"];
 };
 
 export interface SdkSession {
@@ -216,7 +219,7 @@ export async function startSdkSession(options: SdkSessionOptions): Promise<SdkSe
     };
 
     try {
-      await session.bindExtensions({});
+      await session.bindExtensions(options.mode === undefined ? {} : { mode: options.mode });
     } catch (error) {
       await dispose();
       throw error;
