@@ -74,6 +74,7 @@ class JobActor implements ActorControl {
   private seq = 0;
   private timeout: ReturnType<typeof setTimeout> | null = null;
   private pendingStop: StopSignal | null = null;
+  private processExited = false;
   private logReported = false;
 
   constructor(task: ActorTask, checks: ProtocolCheckers | null) {
@@ -109,7 +110,10 @@ class JobActor implements ActorControl {
       // Loaded only for monitors, so a shell job's thread starts without the matcher.
       const { createMonitorEngine } = await import("./monitor-engine.ts");
       this.engine = createMonitorEngine(this.spec.contract, {
-        onDecided: () => void this.requestStop("contract", "SIGTERM"),
+        // A decision reached only from the last lines after the process ended on its own did not stop anything.
+        onDecided: () => {
+          if (!this.processExited) void this.requestStop("contract", "SIGTERM");
+        },
         onBackpressure: (paused: boolean) => {
           this.matcherBehind = paused;
           this.applyPause();
@@ -135,6 +139,7 @@ class JobActor implements ActorControl {
       proc.onExit((code, signal) => {
         this.exitCode = code;
         this.exitSignal = signal;
+        this.processExited = true;
         resolve();
       }),
     );

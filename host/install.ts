@@ -7,10 +7,12 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { installLifecycle } from "./lifecycle.ts";
 import { installMonitors } from "./monitor/install.ts";
+import { installShellJobs } from "./shell/install.ts";
 
 export function installHost(pi: ExtensionAPI): void {
   const lifecycle = installLifecycle(pi);
   installMonitors(pi, lifecycle);
+  installShellJobs(pi, () => lifecycle.runtime());
   pi.registerCommand("jobs", {
     description: "List the background jobs of this session (monitors and shell jobs)",
     handler: async (_args, ctx) => {

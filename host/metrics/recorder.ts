@@ -234,8 +234,12 @@ export class Recorder {
       a = this.activity = this.newActivity(true);
       this.save(ENTRY_RUN, this.runRecord(a, "start"));
     }
-    const open = this.openRequest();
-    if (open !== null) this.interruptRequest(a, open, "superseded");
+    // A previous request that never reached turn_end (a retried error, a lost boundary) is closed now, so
+    // its samples are flushed and the gap is on record; it still counts against activity coverage.
+    const prev = a.requests.at(-1);
+    if (prev !== undefined && prev.record === null && !prev.interrupted) {
+      this.interruptRequest(a, prev, prev.completedMono === null ? "superseded" : "no_turn_end");
+    }
     const now = this.deps.mono();
     const r: OpenRequest = {
       requestId: this.deps.newId(),

@@ -32,14 +32,19 @@ const ANSWER = "lorem ipsum dolor sit amet ".repeat(30).slice(0, 800);
 let dir: string;
 const open: AgentSession[] = [];
 
+const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
+
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "pi-metrics-e2e-"));
+  // A backstop: nothing may read the user's ~/.pi even if it asks Pi for "the agent dir" without one.
   process.env.PI_CODING_AGENT_DIR = join(dir, "agent");
 });
 
 afterAll(() => {
   for (const s of open) s.dispose();
   rmSync(dir, { recursive: true, force: true });
+  if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
+  else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
 });
 
 function slow(text: string) {
@@ -53,6 +58,8 @@ interface Started {
   session: AgentSession;
   faux: FauxProviderHandle;
   notes: string[];
+  statuses: Map<string, string | undefined>;
+  errors: { event: string; error: string }[];
   bus: ReturnType<typeof createEventBus>;
 }
 
@@ -84,8 +91,11 @@ async function start(sessionManager: SessionManager, extraExtensions: string[] =
     ["select", "confirm", "input", "onTerminalInput", "setStatus", "setWorkingMessage", "setWorkingVisible", "setWorkingIndicator", "setHiddenThinkingLabel", "setWidget", "setFooter", "setHeader", "setTitle", "custom", "pasteToEditor", "setEditorText", "getEditorText", "editor", "addAutocompleteProvider", "setEditorComponent", "getEditorComponent", "getAllThemes", "getTheme", "setTheme", "getToolsExpanded", "setToolsExpanded"].map((k) => [k, noop]),
   ) as unknown as ExtensionUIContext;
   (ui as { notify: ExtensionUIContext["notify"] }).notify = (msg) => void notes.push(msg);
-  await session.bindExtensions({ uiContext: ui, mode: "rpc" });
-  return { session, faux, notes, bus };
+  const statuses = new Map<string, string | undefined>();
+  (ui as { setStatus: ExtensionUIContext["setStatus"] }).setStatus = (key, text) => void statuses.set(key, text);
+  const errors: { event: string; error: string }[] = [];
+  await session.bindExtensions({ uiContext: ui, mode: "rpc", onError: (e) => void errors.push({ event: e.event, error: e.error }) });
+  return { session, faux, notes, statuses, errors, bus };
 }
 
 const customs = (session: AgentSession, type: string, scope: "branch" | "all" = "branch") =>
@@ -117,10 +127,11 @@ describe("metrics in real Pi", () => {
     expect(req.streamMs).toBeGreaterThan(300);
     expect(req.responseMs).toBeCloseTo(req.ttftMs + req.streamMs, 6);
     expect(req.usage.output).toBe(200);
-    // EFF TPS ≈ the configured stream speed (chunk timing makes it approximate), far from output / full response time.
-    expect(req.outputTps).toBeGreaterThan(TPS * 0.6);
-    expect(req.outputTps).toBeLessThan(TPS * 2);
-    expect(req.outputTps).toBeGreaterThan((200 / req.responseMs) * 1000 * 1.5);
+    // EFF TPS is output / observed stream seconds — the first-token wait is not in the divisor — and lands near
+    // the configured speed (loose bounds: chunk timing and a busy machine make it approximate).
+    expect(req.outputTps).toBeCloseTo(200 / (req.streamMs / 1000), 9);
+    expect(req.outputTps).toBeGreaterThan(TPS * 0.3);
+    expect(req.outputTps).toBeLessThan(TPS * 3);
     expect(req.observed.textChars).toBe(800);
     expect(req.sampleCount).toBeGreaterThan(4); // 250 ms samples through the silent wait and the stream
     const samples = customs(s.session, ENTRY_TRACE).filter((t) => t.kind === "samples");
@@ -278,5 +289,29 @@ describe("metrics in real Pi", () => {
     expect(summary).toMatch(/test-subagent\/child-\S+: EFF TPS 100\.0 tok\/s \(covered 1\/1\)/);
     const stats = s.session.getSessionStats().tokens;
     expect(summary).toContain(`input ${stats.input} · output ${stats.output}`); // details usage never added to native totals
+  });
+
+  it("a failing session store is reported through Pi's error handler and a status, and the run still completes", async () => {
+    const s = await start(SessionManager.inMemory(dir));
+    const sm = s.session.sessionManager;
+    const original = sm.appendCustomEntry.bind(sm);
+    let failing = true;
+    sm.appendCustomEntry = ((customType: string, data?: unknown) => {
+      if (failing && customType.startsWith("orbit.pi-metrics")) throw new Error("disk full");
+      return original(customType, data);
+    }) as typeof sm.appendCustomEntry;
+    s.faux.setResponses([fauxAssistantMessage("still answered")]);
+    await s.session.prompt("go");
+    expect(s.session.getLastAssistantText()).toBe("still answered");
+    expect(s.errors.length).toBeGreaterThan(0);
+    expect(s.errors[0]?.error).toContain("pi-metrics: session save failed: disk full");
+    expect(s.statuses.get("pi-metrics")).toContain("metrics save failed");
+    expect(customs(s.session, ENTRY_REQUEST)).toHaveLength(0);
+    // Once saving works again, finalized records are written again (samples stay off until the next restore).
+    failing = false;
+    s.faux.setResponses([fauxAssistantMessage("recovered")]);
+    await s.session.prompt("again");
+    expect(customs(s.session, ENTRY_REQUEST)).toHaveLength(1);
+    expect(customs(s.session, ENTRY_REQUEST)[0].samplesComplete).toBe(false);
   });
 });

@@ -91,7 +91,7 @@ describe("inline matching (linear-time engine)", () => {
 
 describe("prefilters", () => {
   it("read the literal every match must begin with", () => {
-    expect(requiredPrefix("^__PI_MONITOR_RESULT__ (?<json>\\{.*\\})$")).toEqual({ literal: "__PI_MONITOR_RESULT__ ", anchored: true });
+    expect(requiredPrefix("^__PI_MONITOR_RESULT__ (?<json>\\{.*\\})$")).toEqual({ literal: "__PI_MONITOR_RESULT__ {", anchored: true });
     expect(requiredPrefix("FATAL: (?<error>.*)")).toEqual({ literal: "FATAL: ", anchored: false });
     expect(requiredPrefix("\\{\"ok\"")).toEqual({ literal: '{"ok"', anchored: false });
     expect(requiredPrefix("BUILD_OK$")).toEqual({ literal: "BUILD_OK", anchored: false });
@@ -99,7 +99,22 @@ describe("prefilters", () => {
     expect(requiredPrefix("ab{2}")).toEqual({ literal: "a", anchored: false });
     expect(requiredPrefix("a?")).toBeNull();
     expect(requiredPrefix("READY|OK")).toBeNull();
-    expect(requiredPrefix("(?:x)READY")).toBeNull();
+    expect(requiredPrefix("(?<json>\\{.*\\})$")).toEqual({ literal: "{", anchored: false });
+    expect(requiredPrefix("^(FATAL): (?<error>.*)")).toEqual({ literal: "FATAL: ", anchored: true });
+    expect(requiredPrefix("(?:x)READY")).toEqual({ literal: "xREADY", anchored: false });
+    expect(requiredPrefix("(a)\\1")).toEqual({ literal: "a", anchored: false });
+    expect(requiredPrefix("x(ab)?c")).toEqual({ literal: "x", anchored: false });
+    expect(requiredPrefix("(ab)*c")).toBeNull();
+    expect(requiredPrefix("x(ab\\d)?c")).toEqual({ literal: "x", anchored: false });
+    expect(requiredPrefix("x(a(b)c")).toEqual({ literal: "x", anchored: false });
+    expect(requiredPrefix("(ab\\d)c")).toEqual({ literal: "ab", anchored: false });
+    expect(requiredPrefix("x(ab(\\d)?)+c")).toEqual({ literal: "x", anchored: false });
+    expect(requiredPrefix("x(a(b\\d)?c)d")).toEqual({ literal: "xa", anchored: false });
+    expect(requiredPrefix("x(a[)]\\d)?")).toEqual({ literal: "x", anchored: false });
+    expect(requiredPrefix("x(a[)]\\d)")).toEqual({ literal: "xa", anchored: false });
+    expect(requiredPrefix("(?=READY)READY")).toBeNull();
+    expect(requiredPrefix("(?<=x)READY")).toBeNull();
+    expect(requiredPrefix("(?<!x)READY")).toBeNull();
     expect(requiredPrefix("\\dREADY")).toBeNull();
     expect(requiredPrefix("\\bREADY")).toBeNull();
     expect(requiredPrefix("[R]EADY")).toBeNull();
@@ -120,8 +135,16 @@ describe("prefilters", () => {
       "\\$\\{HOME\\}",
       "READY|OK",
       "^\\^",
+      "(?<json>\\{.*\\})$",
+      "x(ab)?c",
+      "x(a(b)+c)d",
+      "(?:ab)c",
+      "(a)\\1",
+      "(ab\\d)?c",
+      "x(a(b\\d)?c)d",
+      "x(a[)]\\d)?",
     ];
-    const lines = ["DONE {}", "xDONE", "ac", "abbbc", "abc", "aab", "ab", "x.y", "xzy", "zx.y", "😀😀", "\ud83d", "ab", "${HOME}", "OK", "^", ""];
+    const lines = ["c", "ab1c", "xacd", "xab1cd", "x", "xa)1", "{}", "x{", "xc", "xabc", "xabbcd", "abc", "aa", "DONE {}", "xDONE", "ac", "abbbc", "abc", "aab", "ab", "x.y", "xzy", "zx.y", "😀😀", "\ud83d", "ab", "${HOME}", "OK", "^", ""];
     for (const source of patterns) {
       const filtered = compilePattern(source, "");
       const bare = { regex: new RegExp(source), prefilter: null };
@@ -152,7 +175,7 @@ describe("sandbox matching (backtracking engine in a worker)", () => {
   });
 
   it("prefilters lines here without a round trip, and never rules out a line that could match", () => {
-    const matcher = sandbox("^READY (\\w+) \\1$", "(ERR)\\1");
+    const matcher = sandbox("^READY (\\w+) \\1$", "([E])RR\\1");
     expect(matcher.mayMatch("noise", true)).toBe(true); // the failure pattern has no literal prefix
     const anchored = sandbox("^READY (\\w+) \\1$", "^FATAL (\\w) \\1");
     expect(anchored.mayMatch("noise", true)).toBe(false);

@@ -389,7 +389,7 @@ describe("flooding output: nothing is skipped", () => {
 
   it("a failure at line 999,999 of 1,000,000 is found through the sandbox, with the pipes paused and resumed", async () => {
     // The backreference sends both patterns to the sandbox; the failure pattern has no literal prefix to filter on.
-    const run = await monitor(flood, contract("^(\\w+)=\\1$", "(FATAL): at (?<line>\\d+)$"));
+    const run = await monitor(flood, contract("^(\\w+)=\\1$", "^[F]ATAL: at (?<line>\\d+)$"));
     expect(run.outcome).toMatchObject({ status: "failure", captures: { line: "999999" } });
     expect(run.pauses).toContain(true);
     expect(run.pauses.filter((paused) => paused)).toHaveLength(run.pauses.filter((paused) => !paused).length);

@@ -79,7 +79,8 @@ describe("exec_command", () => {
   });
 
   it("returns a live session_id when the command outlasts the wait; the wait is not a timeout", async () => {
-    const r = await service.exec({ cmd: "echo begin; sleep 30", yield_time_ms: 300 }, call());
+    // A wait long enough for a loaded machine to start the job and run its echo; the job outlives it regardless.
+    const r = await service.exec({ cmd: "echo begin; sleep 30", yield_time_ms: 3000 }, call());
     expect(r).toMatchObject({ running: true, status: "running", wait_status: "deadline", session_id: 1 });
     expect(r.output).toBe("begin\n");
     expect(r.supervision.state).toBe("running");
@@ -215,7 +216,8 @@ describe("write_stdin", () => {
   });
 
   it("a call cancelled before the read is rejected without consuming output, even after exit", async () => {
-    const id = await started("echo kept; sleep 1");
+    // The output comes after the start call's 250 ms wait, so the start call cannot have consumed it.
+    const id = await started("sleep 1; echo kept");
     await waitFor(() => service.list({}).sessions[0]?.status === "exited", 10_000, "exit");
     const aborted = AbortSignal.abort();
     await expect(service.writeStdin({ session_id: id, yield_time_ms: 0 }, call(aborted))).rejects.toThrow(/cancelled before the read/);

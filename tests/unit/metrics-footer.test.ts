@@ -52,7 +52,7 @@ describe("metrics footer layout", () => {
   });
 
   it.each([120, 80, 40, 20])("never exceeds %i columns, expanded or collapsed", (w) => {
-    const long = model({ cwd: `~/${"very-long-directory/".repeat(8)}end`, model: `provider/${"m".repeat(60)}`, statuses: [{ key: "x", text: "busy ".repeat(20) }] });
+    const long = model({ cwd: `~/项目/${"很长的目录/".repeat(8)}😀end`, model: `provider/${"m".repeat(60)}`, statuses: [{ key: "x", text: "busy ".repeat(20) }] });
     for (const collapsed of [false, true]) {
       const l = renderFooter({ ...long, collapsed }, w);
       expect(l.lines.length).toBe(collapsed ? 1 : 3);

@@ -342,3 +342,37 @@ describe("history", () => {
     expect(readHistory([...h.entries, dup as never]).requests).toHaveLength(1);
   });
 });
+
+describe("request boundaries", () => {
+  it("a retried request without turn_end is interrupted when the next starts, and keeps the activity unavailable", () => {
+    const h = harness();
+    h.rec.agentStart();
+    h.rec.requestStart(meta);
+    h.clock.t += 100;
+    h.rec.responseEnd({ stopReason: "error" }); // Pi retries: no turn_end for this attempt
+    h.rec.requestStart(meta);
+    expect(of(h, ENTRY_TRACE).filter((t) => t.kind === "request_interrupted").map((t) => t.reason)).toEqual(["no_turn_end"]);
+    h.clock.t += 50;
+    h.rec.delta("text", "ok");
+    h.clock.t += 500;
+    h.rec.responseEnd({ stopReason: "stop" });
+    const r = h.rec.turnEnd({ message: finalMessage("stop", 50), messageEntryId: "m", toolResultEntryIds: [] }) as RequestRecord;
+    expect(r.requestIndex).toBe(1);
+    expect(r.outputTps).toBe(100);
+    h.rec.agentSettled(false);
+    expect(of(h, ENTRY_RUN).at(-1)).toMatchObject({ requestCount: 2, finalizedRequests: 1, coveredRequests: 1, effTps: null, unavailableReason: "pending" });
+  });
+
+  it("a request seen without agent_start is recorded as partial: its activity TTFT is unknown", () => {
+    const h = harness();
+    h.rec.requestStart(meta);
+    h.clock.t += 30;
+    h.rec.delta("text", "late");
+    h.clock.t += 300;
+    h.rec.responseEnd({ stopReason: "stop" });
+    h.rec.turnEnd({ message: finalMessage("stop", 30), messageEntryId: "m", toolResultEntryIds: [] });
+    expect(h.rec.view(h.clock.t)).toMatchObject({ activityPartial: true, activityTtftMs: null });
+    h.rec.agentSettled(false);
+    expect(of(h, ENTRY_RUN).at(-1)).toMatchObject({ partial: true, ttftMs: null, effTps: null });
+  });
+});

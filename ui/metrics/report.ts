@@ -192,7 +192,11 @@ export function metricsDetails(rep: MetricsReport, d: DetailsContext): string {
     "",
     `Footer ${d.footerEnabled ? "on" : "off"} · ${d.footerOwned ? "owned" : "not owned"} · ${f.collapsed ? "collapsed" : "expanded"}`,
     "Extension statuses (all, including hidden idle states)",
-    ...(d.allStatuses.length === 0 ? ["  none"] : d.allStatuses.map((s) => `  ${s.key}: ${s.text}`)),
+    ...(!d.footerOwned
+      ? ["  unavailable (Metrics does not own the footer)"]
+      : d.allStatuses.length === 0
+        ? ["  none"]
+        : d.allStatuses.map((s) => `  ${s.key}: ${s.text}`)),
     ...(f.warnings.length > 0 ? ["Warnings", ...f.warnings.map((w) => `  ${w}`)] : []),
   ];
   return lines.join("\n");
