@@ -5,14 +5,22 @@
  * parts adopt their state from it after /reload).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { createJobRates } from "./job-rates.ts";
 import { installLifecycle } from "./lifecycle.ts";
+import { installMetrics } from "./metrics/install.ts";
 import { installMonitors } from "./monitor/install.ts";
+import { createSampler } from "./sampler.ts";
 import { installShellJobs } from "./shell/install.ts";
 
 export function installHost(pi: ExtensionAPI): void {
   const lifecycle = installLifecycle(pi);
   installMonitors(pi, lifecycle);
   installShellJobs(pi, () => lifecycle.runtime());
+  // One 250 ms sampler for the host actor: the metrics recorder and the job-runtime figures share it.
+  const rates = createJobRates(() => lifecycle.runtime());
+  installMetrics(pi, { sampler: createSampler(250), jobFigures: () => rates.sample() });
+  pi.on("session_start", () => rates.start());
+  pi.on("session_shutdown", () => rates.stop());
   pi.registerCommand("jobs", {
     description: "List the background jobs of this session (monitors and shell jobs)",
     handler: async (_args, ctx) => {

@@ -31,6 +31,8 @@ import type { JobFigures, JobHandle, JobKind, JobPhase, RetainedLine } from "./r
 const SUPERVISOR_SLACK_MS = 1000;
 /** Time an actor has, after the group's grace, to drain streams and report (actors/job-actor.ts waits 1 s). */
 const ACTOR_FINISH_MS = 1000;
+/** The longest delay a Node timer takes as given. */
+const MAX_TIMER_MS = 2_147_483_647;
 /** After the pool task settles, the exit message (on another port) may still be in flight. */
 const EXIT_MESSAGE_WAIT_MS = 1000;
 
@@ -42,6 +44,8 @@ export interface JobOptions {
   logBudget: SharedArrayBuffer;
   checkMessages: boolean;
   retain: { maxBytes: number; maxLines: number };
+  /** Runtime-wide output counters, bumped once per batch. */
+  counters: { bytes: number; lines: number };
   onEnded(job: Job): void;
 }
 
@@ -71,6 +75,7 @@ export class Job implements JobHandle {
   private backstop: ReturnType<typeof setTimeout> | null = null;
   private takingOver = false;
   private readonly onEnded: (job: Job) => void;
+  private readonly counters: { bytes: number; lines: number };
 
   constructor(options: JobOptions) {
     this.id = options.spec.id;
@@ -78,6 +83,7 @@ export class Job implements JobHandle {
     this.label = options.label;
     this.spec = options.spec;
     this.onEnded = options.onEnded;
+    this.counters = options.counters;
     this.store = createOutputStore(options.retain);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     const data = new MessageChannel();
@@ -189,6 +195,8 @@ export class Job implements JobHandle {
         this.stats.lines += message.lines;
         this.stats.batches += 1;
         this.stats.lastOutputAt = performance.now();
+        this.counters.bytes += message.bytes;
+        this.counters.lines += message.lines;
         this.store.push(message);
         for (const listener of this.outputListeners) listener(message);
         this.mailbox.send({ type: "credit", batches: 1 });
@@ -210,7 +218,16 @@ export class Job implements JobHandle {
     if (this.backstop && this.backstopAt <= at) return;
     if (this.backstop) clearTimeout(this.backstop);
     this.backstopAt = at;
-    this.backstop = setTimeout(() => void this.takeOver("actor_unresponsive", `the job actor ${what}`), afterMs);
+    this.scheduleBackstop(what);
+  }
+
+  /** Node fires a timer longer than 2^31-1 ms at once, so a far deadline is reached in steps. */
+  private scheduleBackstop(what: string): void {
+    const left = this.backstopAt - performance.now();
+    this.backstop = setTimeout(() => {
+      if (this.backstopAt - performance.now() > 1) this.scheduleBackstop(what);
+      else void this.takeOver("actor_unresponsive", `the job actor ${what}`);
+    }, Math.min(Math.max(left, 0), MAX_TIMER_MS));
     this.backstop.unref();
   }
   private backstopAt = Number.POSITIVE_INFINITY;

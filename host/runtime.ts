@@ -35,6 +35,8 @@ export class CapacityError extends Error {
 export interface SupervisedRuntime extends JobRuntime {
   /** Worker threads alive now (for tests and the console). */
   threads(): number;
+  /** Output of every job of this runtime so far (for rates). */
+  totals(): { bytes: number; lines: number };
   /** Starts the warm threads now (session_start), so the first job does not pay for a thread start. */
   warmUp(): void;
   readonly logDir: string;
@@ -49,6 +51,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   let pool: ActorPool | null = null;
   const live = new Map<string, Job>();
   let counter = 0;
+  const counters = { bytes: 0, lines: 0 };
   let closed = false;
   /** Hung threads that own a terminal: never terminated (platform.md), so the pool must not be destroyed under them. */
   let strandedPtyThreads = 0;
@@ -81,6 +84,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       logBudget,
       checkMessages,
       retain,
+      counters,
       onEnded: (ended) => {
         live.delete(ended.id);
         const result = ended.result();
@@ -108,6 +112,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       if (strandedPtyThreads === 0) await current?.destroy();
     },
     threads: () => pool?.threads() ?? 0,
+    totals: () => ({ ...counters }),
     warmUp() {
       if (!closed) ensurePool();
     },

@@ -157,8 +157,9 @@ describe("the spec's five cases", () => {
         "Monitor started: background verification\nmonitor_id=monitor_1\nterminal_result=pending",
       );
       expect(ack?.result).toMatchObject({ terminate: true, structuredContent: { monitorId: "monitor_1", status: "running" } });
-      // The wake follows (delivery itself is proven in monitor-delivery.test.ts); settle before disposing.
-      await ui.waitForSettled(2);
+      // The wake follows (delivery itself is proven in monitor-delivery.test.ts); let it finish before disposing.
+      await ui.waitFor((event) => event.type === "message_end" && (event as { message: { role: string } }).message.role === "custom");
+      await ui.session.agent.waitForIdle();
     } finally {
       await ui.dispose();
     }

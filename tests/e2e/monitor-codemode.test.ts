@@ -94,6 +94,15 @@ describe("codemode batches of monitors", () => {
     expect(customMessages(sdk.events, "pi-jobs.monitor")).toEqual([]);
   });
 
+  it("both tools declare their output schemas: codemode scripts see typed results", async () => {
+    const { value } = await runScript(`text({ start: await describeTool("monitor_start"), stop: await describeTool("monitor_stop") });`);
+    const { start, stop } = value as { start: string; stop: string };
+    // Codemode writes a tool's declared output type into the script API only when the tool has an outputSchema.
+    expect(start).toContain('Promise<{ description: string; monitorId: string; status: "running"; } | { description: string; monitorId: string; result: {');
+    expect(start).toMatch(/resultParseError: string \| null;[\s\S]*status: "success" \| "failure" \| "result_missing" \| "timeout" \| "stopped";/);
+    expect(stop).toMatch(/Promise<\{[\s\S]*stopped: number;[\s\S]*\}>/);
+  });
+
   it("a codemode script can read a terminal status from structured data without parsing report text", async () => {
     const { value } = await runScript(`const job = await tools.monitor_start({ command: "exit 0", result_pattern: "^NEVER$" });
 text({ keys: Object.keys(job).sort(), status: job.status, exit: job.result.exitCode, missing: job.result.status });`);

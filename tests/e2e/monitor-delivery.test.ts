@@ -139,17 +139,62 @@ describe("rpc: delivery details", () => {
     }
   });
 
+  it("a monitor that ends while run 1 is still finishing is delivered exactly once all the same", async () => {
+    const sdk = await session({ mode: "rpc" });
+    sdk.script(callTools(monitorCall({ command: "echo DONE", description: "instant", result_pattern: "^DONE$" })), answer("got it"));
+    await sdk.prompt("start");
+    await pollUntil(() => customMessages(sdk.events, MESSAGE_TYPE).length > 0, { what: "the wake" });
+    await pollUntil(() => sdk.faux.state.callCount >= 2, { what: "the model to read the wake" });
+    await sdk.session.agent.waitForIdle();
+    expect(await settledMessages(sdk)).toHaveLength(1);
+    expect(sdk.faux.state.callCount).toBe(2);
+    const read = sdk.requests[1]?.messages.map((message) => textOf(message as { content?: unknown }));
+    expect(read?.filter((text) => text.startsWith("Monitor: instant\n"))).toHaveLength(1);
+  });
+
+  it("a report that arrives while the agent works is steered in before its next model call, not held to the end", async () => {
+    const sdk = await session({ mode: "rpc" });
+    writeFileSync(join(sdk.cwd, "notes.txt"), "notes\n");
+    sdk.script(
+      callTools(monitorCall({ command: `${gated("go")}; touch finished`, description: "steered", result_pattern: "^DONE$", completion: "exit" })),
+    );
+    await sdk.prompt("start it");
+    expect(sdk.settledCount()).toBe(1);
+
+    // Run 2: while the model is answering, the monitor finishes and its report is queued; the model then calls a tool.
+    sdk.script(
+      async (...request) => {
+        writeFileSync(join(sdk.cwd, "go"), "");
+        await pollUntil(() => sdk.session.agent.hasQueuedMessages(), { what: "the report to be queued" });
+        return callTools({ name: "read", arguments: { path: "notes.txt" } })(...request);
+      },
+      answer("saw it mid-run"),
+    );
+    await sdk.prompt("keep working");
+    // The request right after the tool batch already carries the report: steer, not a follow-up after the run.
+    const after = sdk.requests[2]?.messages ?? [];
+    const last = after.at(-1) as { role: string; content?: unknown };
+    expect(last.role).toBe("user");
+    expect(textOf(last)).toMatch(/^Monitor: steered\nmonitor_id=monitor_1\nstatus=success/);
+    expect((after.at(-2) as { role: string }).role).toBe("toolResult");
+    expect(sdk.faux.state.callCount).toBe(3);
+    expect(await settledMessages(sdk)).toHaveLength(1);
+    expect(sdk.settledCount()).toBe(2);
+  });
+
   it("a mixed batch waits inside monitor_start and returns the report directly, with no second message", async () => {
     const sdk = await session({ mode: "rpc" });
+    writeFileSync(join(sdk.cwd, "notes.txt"), "side work\n");
     sdk.script(
       callTools(
         monitorCall({ command: "sleep 0.3; echo DONE", description: "mixed", result_pattern: "^DONE$", completion: "exit" }),
-        { name: "bash", arguments: { command: "echo side-work" } },
+        { name: "read", arguments: { path: "notes.txt" } },
       ),
       answer("both done"),
     );
     await sdk.prompt("mixed batch");
     const [end] = toolEnds(sdk.events);
+    expect(toolEnds(sdk.events, "read")[0]?.isError).toBe(false);
     expect(end?.result).not.toHaveProperty("terminate");
     expect(textOf(end?.result as { content: unknown })).toMatch(/^Monitor: mixed\nmonitor_id=monitor_1\nstatus=success/);
     expect((end?.result as { structuredContent: unknown }).structuredContent).toMatchObject({

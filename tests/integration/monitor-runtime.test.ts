@@ -185,6 +185,13 @@ describe("contract rules through the actor", () => {
     expect(report).toContain('"[stdout] started"');
   });
 
+  // Fails today: host/job.ts:188 arms the supervisor's backstop at timeoutMs + grace + 2 s, which passes Node's
+  // 2^31-1 ms timer limit; Node then fires it after 1 ms and the supervisor kills a healthy job as unresponsive.
+  it("the largest timeout_ms (2147483647) runs the command like any other", async () => {
+    const { facts } = await run({ command: "sleep 0.2; echo DONE", result_pattern: "^DONE$", completion: "exit", timeout_ms: 2_147_483_647 });
+    expect(facts.outcome).toMatchObject({ status: "success", reason: null });
+  });
+
   it("timeout keeps the unterminated diagnostic tail", async () => {
     const { facts } = await run({ command: "echo line; printf 'half a line'; exec sleep 30", result_pattern: "^NEVER$", completion: "exit", timeout_ms: 300 });
     expect(facts.outcome.status).toBe("timeout");

@@ -1,0 +1,135 @@
+/**
+ * The monitor's transcript renderers: `monitor_start` calls and results (through a tool renderer resolver, so the
+ * tool's own module stays free of presentation) and the asynchronous `pi-jobs.monitor` result message. They draw
+ * their own band (`renderShell: "self"`) because the background follows the monitor's outcome, not Pi's notion of a
+ * tool error: a monitor that reports `failure` is a successful tool call with a failed result.
+ */
+import type { ExtensionAPI, ToolRenderContext } from "@earendil-works/pi-coding-agent";
+import { highlightCode } from "@earendil-works/pi-coding-agent";
+import type { Component } from "@earendil-works/pi-tui";
+import { Band, EMPTY } from "../../ui/band.ts";
+import { resultBandLines, resultTone, startBandLines, TONE_STYLE } from "../../ui/bands.ts";
+import type { StartView } from "../../ui/monitor-fields.ts";
+import { sanitizeInline } from "../../ui/sanitize.ts";
+import { fit } from "../../ui/text.ts";
+import type { UiTheme } from "../../ui/theme.ts";
+import { MONITOR_START, validateMonitorStart, type MonitorTerminalResult } from "../monitor/schemas.ts";
+import { MONITOR_MESSAGE_TYPE, type MonitorDetails } from "../monitor/service.ts";
+
+export const EXPAND_KEYBINDING = "app.tools.expand";
+
+/** Shell highlighting with Pi's highlighter under the active theme. */
+export function highlightShell(code: string): string[] {
+  return highlightCode(code, "bash");
+}
+
+interface StartDetails {
+  description?: string;
+  monitorId?: string;
+  result?: MonitorTerminalResult;
+  startConfiguration?: StartView;
+}
+
+interface RowState {
+  start?: StartView;
+}
+
+// Renderers only draw; a pattern that would not compile still has a start band worth showing.
+const anyPattern = (): { ok: true } => ({ ok: true });
+
+/** The start configuration from the call's arguments (the stored one replaces it once the result is known). */
+function startFromArgs(args: unknown): StartView | null {
+  const verdict = validateMonitorStart(args, anyPattern);
+  return verdict.ok ? verdict.value : null;
+}
+
+function reuse(
+  last: Component | undefined,
+  theme: UiTheme,
+  build: (width: number) => string[],
+  bg: Parameters<Band["update"]>[1],
+  stamp?: () => string,
+): Band {
+  if (last instanceof Band && stamp === undefined) {
+    last.update(build, bg);
+    return last;
+  }
+  return new Band(build, bg, theme, 1, stamp);
+}
+
+export interface RendererDeps {
+  /** Whether the monitor is in this process's live state or history, where /monitor shows complete values. */
+  inConsole(monitorId: string): boolean;
+}
+
+export function registerMonitorRenderers(pi: ExtensionAPI, deps: RendererDeps): void {
+  const renderCall = (args: unknown, theme: UiTheme, context: ToolRenderContext<RowState>): Component => {
+    const start = context.state.start ?? startFromArgs(args);
+    const expandKey = context.keyText(EXPAND_KEYBINDING);
+    if (start === null) {
+      const build = (width: number) => [fit(theme.fg("warning", theme.bold("[monitor] starting")), width)];
+      return reuse(context.lastComponent, theme, build, "toolPendingBg");
+    }
+    const build = (width: number) =>
+      startBandLines(start, { width, expanded: context.expanded, expandKey, theme, highlight: highlightShell });
+    return reuse(context.lastComponent, theme, build, TONE_STYLE.pending.bg);
+  };
+
+  const renderResult = (
+    result: { content: { type: string; text?: string }[]; details?: unknown },
+    options: { expanded: boolean; isPartial: boolean },
+    theme: UiTheme,
+    context: ToolRenderContext<RowState>,
+  ): Component => {
+    const details = (result.details ?? {}) as StartDetails;
+    if (details.startConfiguration !== undefined && context.state.start !== details.startConfiguration) {
+      // The stored configuration is what ran; redraw the start band from it (it also survives a session reload).
+      context.state.start = details.startConfiguration;
+      context.invalidate();
+    }
+    if (context.isError) {
+      const text = result.content.map((block) => block.text ?? "").join(" ");
+      const build = (width: number) => [
+        fit(`${theme.fg("error", theme.bold("[monitor] error"))}${theme.fg("error", ` · ${sanitizeInline(text).text}`)}`, width),
+      ];
+      return reuse(context.lastComponent, theme, build, "toolErrorBg");
+    }
+    const terminal = details.result;
+    if (terminal === undefined || options.isPartial) return EMPTY;
+    const expandKey = context.keyText(EXPAND_KEYBINDING);
+    const build = (width: number) =>
+      resultBandLines(terminal, {
+        width,
+        expanded: options.expanded,
+        expandKey,
+        theme,
+        inConsole: deps.inConsole(terminal.monitorId),
+      });
+    return reuse(context.lastComponent, theme, build, TONE_STYLE[resultTone(terminal)].bg, () => String(deps.inConsole(terminal.monitorId)));
+  };
+
+  pi.registerToolRenderer((toolName, next) => {
+    if (toolName !== MONITOR_START) return next();
+    return {
+      renderShell: "self",
+      renderCall: renderCall as never,
+      renderResult: renderResult as never,
+    };
+  });
+
+  pi.registerMessageRenderer<MonitorDetails>(MONITOR_MESSAGE_TYPE, (message, options, theme) => {
+    const terminal = message.details?.result;
+    if (terminal === undefined) return undefined;
+    const expandKey = options.keyText(EXPAND_KEYBINDING);
+    const build = (width: number) =>
+      resultBandLines(terminal, {
+        width,
+        expanded: options.expanded,
+        expandKey,
+        theme,
+        // Checked on every render: after eviction from history or a reload the transcript shows complete values.
+        inConsole: deps.inConsole(terminal.monitorId),
+      });
+    return new Band(build, TONE_STYLE[resultTone(terminal)].bg, theme, options.outputPad, () => String(deps.inConsole(terminal.monitorId)));
+  });
+}
