@@ -190,18 +190,19 @@ type HitFields = Pick<
   | "resultParseError"
 >;
 
+/** The evidence fields of an outcome that nothing matched. */
+export const NO_HIT: Readonly<HitFields> = Object.freeze({
+  matched: null,
+  matchedTruncated: false,
+  matchedSource: null,
+  captures: Object.freeze({}) as Record<string, string>,
+  capturesTruncated: false,
+  hasResult: false,
+  resultParseError: null,
+});
+
 function hitFields(hit: Hit | null): HitFields {
-  if (hit === null) {
-    return {
-      matched: null,
-      matchedTruncated: false,
-      matchedSource: null,
-      captures: {},
-      capturesTruncated: false,
-      hasResult: false,
-      resultParseError: null,
-    };
-  }
+  if (hit === null) return { ...NO_HIT, captures: {} };
   const fields: HitFields = {
     matched: hit.matched,
     matchedTruncated: hit.matchedTruncated,

@@ -7,6 +7,7 @@
  * binds itself as the host (its `deliver` and its runtime). Between the two, terminal results wait in an outbox,
  * so a monitor started before /reload is delivered after it.
  */
+import { NO_HIT } from "../../actors/contract.ts";
 import type { ActorResult } from "../../mailbox/protocol.ts";
 import type { MonitorOutcome } from "../../mailbox/monitor.ts";
 import type { JobHandle, JobRuntime } from "../runtime-api.ts";
@@ -203,13 +204,8 @@ function supervisorOutcome(request: NormalizedStart, result: ActorResult): Monit
     status: "failure",
     completion: request.completion,
     stoppedBy: null,
-    matched: null,
-    matchedTruncated: false,
-    matchedSource: null,
+    ...NO_HIT,
     captures: {},
-    capturesTruncated: false,
-    hasResult: false,
-    resultParseError: null,
     exitCode: result.exitCode,
     signal: result.signal,
     reason: result.cause,

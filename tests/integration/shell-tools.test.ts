@@ -159,7 +159,7 @@ describe("write_stdin", () => {
     const r = await service.writeStdin({ session_id: id, yield_time_ms: 1 }, call());
     expect(performance.now() - t0).toBeGreaterThanOrEqual(4900);
     expect(r).toMatchObject({ wait_mode: "relative", wait_status: "deadline", running: true });
-    const quick = await started("sleep 1; echo bye");
+    const quick = await started("sleep 0.5; echo bye");
     const t1 = performance.now();
     const done = await service.writeStdin({ session_id: quick }, call());
     expect(done).toMatchObject({ wait_status: "completed", running: false, exit_code: 0 });
