@@ -5,6 +5,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SupervisedRuntime } from "../../host/runtime.ts";
 import { groupGone, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
@@ -186,6 +187,32 @@ describe("job runtime", () => {
     expect(result.cleanup).toBe("confirmed");
     expect(groupGone(job.pgid()!)).toBe(true);
   });
+
+  for (const [engine, failurePattern] of [
+    ["linear-time engine", "^(a+)+$"],
+    ["sandbox thread", "^(a+)+\\1$"],
+  ] as const) {
+    it(`a catastrophic failure pattern (${engine}) cannot delay the timeout or the host`, async () => {
+      runtime = runtimeFor();
+      const delay = monitorEventLoopDelay({ resolution: 10 });
+      delay.enable();
+      const job = runtime.start(
+        shellJob(`printf '${"a".repeat(40)}b\\n'; sleep 30`, {
+          kind: "monitor",
+          timeoutMs: 500,
+          contract: { resultPattern: "NEVER_MATCHES", failurePattern, completion: "match" },
+        }),
+      );
+      const result = await job.done;
+      delay.disable();
+      expect(result.cause).toBe("timeout");
+      expect(result.monitor?.status).toBe("timeout");
+      // The deadline is met promptly (generous bound for a loaded machine; the process needs no SIGKILL).
+      expect(result.elapsedMs).toBeLessThan(2500);
+      expect(result.escalated).toBe(false);
+      expect(delay.max / 1e6).toBeLessThan(1000);
+    });
+  }
 
   it("refuses a job over capacity with a clear error", async () => {
     runtime = runtimeFor({ capacity: 2 });
