@@ -4,7 +4,9 @@
  * Measured in a child `node --expose-gc` process, so the host's heap can be collected before each reading and the
  * figure is not swayed by whatever the earlier benchmarks left on the heap. Each reading is the median of several
  * samples taken after a collection and a settle. Per actor = (RSS with 32 alive − RSS before any worker thread) / 32,
- * so the thread each actor runs on counts against it; the two idle warm threads are reported separately.
+ * so the thread each actor runs on counts against it; the two idle warm threads are reported separately. Workers
+ * loaded from TypeScript source (a checkout) and from dist/ (an installed copy) are measured apart: every thread
+ * that strips types carries the stripper with it.
  *
  * Run directly (`node --expose-gc bench/memory.ts --child`) it prints the figures as JSON.
  */
@@ -17,8 +19,12 @@ const ACTORS = 32;
 const WARM = 2;
 export const PER_ACTOR_TARGET_BYTES = 12 * 1024 * 1024;
 
+export type WorkerForm = "source" | "compiled";
+
 export interface MemoryReading {
   kind: JobKind;
+  /** Workers loaded from TypeScript source (a checkout) or from dist/ (an installed copy). */
+  workers: WorkerForm;
   actors: number;
   /** RSS in bytes: runtime created, no worker thread yet. */
   before: number;
@@ -32,10 +38,10 @@ export interface MemoryReading {
 }
 
 export interface MemoryResult {
-  shell: MemoryReading;
-  monitor: MemoryReading;
+  readings: MemoryReading[];
   gcAvailable: boolean;
   target: string;
+  /** Judged on the compiled workers, which is what an installed copy runs. */
   met: boolean;
 }
 
@@ -53,7 +59,7 @@ async function settledRss(): Promise<number> {
   return samples[2]!;
 }
 
-async function measureKind(kind: JobKind): Promise<MemoryReading> {
+async function measureKind(kind: JobKind, workers: WorkerForm): Promise<MemoryReading> {
   const runtime = benchRuntime({ warm: WARM });
   try {
     const before = await settledRss();
@@ -71,6 +77,7 @@ async function measureKind(kind: JobKind): Promise<MemoryReading> {
     const threadsAlive = runtime.threads();
     return {
       kind,
+      workers,
       actors: ACTORS,
       before,
       warm,
@@ -84,67 +91,58 @@ async function measureKind(kind: JobKind): Promise<MemoryReading> {
   }
 }
 
-async function child(kind: JobKind): Promise<void> {
-  const reading = await measureKind(kind);
+async function child(kind: JobKind, workers: WorkerForm): Promise<void> {
+  const reading = await measureKind(kind, workers);
   process.stdout.write(JSON.stringify({ reading, gcAvailable: collect !== undefined }));
 }
 
-/** One child process per kind: memory a process has freed is not returned to the system, so kinds must not share one. */
-function inChild(kind: JobKind): Promise<{ reading: MemoryReading; gcAvailable: boolean }> {
+/** One child process per reading: memory a process has freed is not returned to the system, so none may share one. */
+function inChild(kind: JobKind, workers: WorkerForm): Promise<{ reading: MemoryReading; gcAvailable: boolean }> {
   const script = fileURLToPath(import.meta.url);
+  const env = { ...process.env };
+  if (workers === "compiled") env.PI_JOBS_WORKERS = "dist";
+  else delete env.PI_JOBS_WORKERS;
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ["--expose-gc", script, "--child", kind], { stdio: ["ignore", "pipe", "inherit"] });
+    const proc = spawn(process.execPath, ["--expose-gc", script, "--child", kind, workers], { stdio: ["ignore", "pipe", "inherit"], env });
     let text = "";
     proc.stdout.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
     proc.once("error", reject);
     proc.once("close", (code) => {
-      if (code !== 0) reject(new Error(`memory benchmark child (${kind}) exited with ${code}`));
+      if (code !== 0) reject(new Error(`memory benchmark child (${kind}, ${workers}) exited with ${code}`));
       else resolve(JSON.parse(text) as { reading: MemoryReading; gcAvailable: boolean });
     });
   });
 }
 
+/** Needs fresh compiled workers (bench/compiled.ts). */
 export async function benchMemory(): Promise<MemoryResult> {
-  const shell = await inChild("shell");
-  const monitor = await inChild("monitor");
-  const parsed = { shell: shell.reading, monitor: monitor.reading, gcAvailable: shell.gcAvailable && monitor.gcAvailable };
-  const worst = Math.max(parsed.shell.perActor, parsed.monitor.perActor);
+  const runs = [
+    await inChild("shell", "source"),
+    await inChild("shell", "compiled"),
+    await inChild("monitor", "compiled"),
+  ];
+  const readings = runs.map((run) => run.reading);
+  const compiled = readings.filter((reading) => reading.workers === "compiled");
   return {
-    ...parsed,
+    readings,
+    gcAvailable: runs.every((run) => run.gcAvailable),
     target: `RSS per idle actor ≤ ${PER_ACTOR_TARGET_BYTES / (1024 * 1024)} MiB`,
-    met: worst <= PER_ACTOR_TARGET_BYTES,
+    met: compiled.every((reading) => reading.perActor <= PER_ACTOR_TARGET_BYTES),
   };
 }
 
 export function memoryRows(result: MemoryResult): Row[] {
-  const cell = (reading: MemoryReading) =>
-    `${mb(reading.perActor)} per actor (RSS ${mb(reading.before)} → ${mb(reading.alive)}, ${reading.threadsAlive} threads)`;
-  return [
-    {
-      benchmark: `memory: ${result.shell.actors} idle actors (\`sleep 60\`)`,
-      variant: "shell jobs",
-      result: cell(result.shell),
-      target: `≤ ${PER_ACTOR_TARGET_BYTES / (1024 * 1024)} MiB each`,
-      met: result.shell.perActor <= PER_ACTOR_TARGET_BYTES,
-    },
-    {
-      benchmark: "",
-      variant: "monitors (contract engine loaded)",
-      result: cell(result.monitor),
-      target: `≤ ${PER_ACTOR_TARGET_BYTES / (1024 * 1024)} MiB each`,
-      met: result.monitor.perActor <= PER_ACTOR_TARGET_BYTES,
-    },
-    {
-      benchmark: "",
-      variant: "one idle warm thread (no job)",
-      result: mb(result.shell.perWarmThread),
-      target: "—",
-      met: null,
-    },
-  ];
+  const rows: Row[] = result.readings.map((reading, index) => ({
+    benchmark: index === 0 ? `memory: ${reading.actors} idle actors (\`sleep 60\`)` : "",
+    variant: `${reading.kind === "monitor" ? "monitors" : "shell jobs"}, ${reading.workers === "compiled" ? "compiled workers (installed copy)" : "TypeScript workers (checkout)"}`,
+    result: `${mb(reading.perActor)} per actor (RSS ${mb(reading.before)} → ${mb(reading.alive)}, ${reading.threadsAlive} threads); idle warm thread ${mb(reading.perWarmThread)}`,
+    target: `≤ ${PER_ACTOR_TARGET_BYTES / (1024 * 1024)} MiB each`,
+    met: reading.perActor <= PER_ACTOR_TARGET_BYTES,
+  }));
+  return rows;
 }
 
 const childAt = process.argv.indexOf("--child");
 if (childAt >= 0 && process.argv[1] === fileURLToPath(import.meta.url)) {
-  await child(process.argv[childAt + 1] === "monitor" ? "monitor" : "shell");
+  await child(process.argv[childAt + 1] === "monitor" ? "monitor" : "shell", process.argv[childAt + 2] === "compiled" ? "compiled" : "source");
 }

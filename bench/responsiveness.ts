@@ -9,8 +9,8 @@
  * An idle host (no load at all) is measured first, so the delay the timer itself has is visible.
  */
 import { spawn } from "node:child_process";
-import { monitorEventLoopDelay } from "node:perf_hooks";
-import { benchRuntime, closeRuntime, mb, monitorRequest, sleep, type Row } from "./shared.ts";
+import { monitorEventLoopDelay, performance, PerformanceObserver } from "node:perf_hooks";
+import { benchRuntime, closeRuntime, mainThreadCpuMs, mb, monitorRequest, round, sleep, type Row } from "./shared.ts";
 
 const JOBS = 16;
 const SECONDS = 3;
@@ -26,11 +26,19 @@ export interface DelayFigures {
   mean: number;
   /** Wall time of the measurement window, ms. */
   windowMs: number;
+  /** Share of the window the host's event loop was busy (performance.eventLoopUtilization). */
+  utilization: number;
+  /** CPU time the host thread itself used in the window, ms (Linux; null elsewhere). */
+  hostCpuMs: number | null;
+  /** Garbage collections on the host thread in the window: count, total and longest, ms. */
+  gc: { count: number; totalMs: number; maxMs: number };
   /** Output bytes that reached the host (pi-jobs) or the main thread (baseline). */
   bytes: number;
   bytesPerSecond: number;
   lines: number;
 }
+
+type Window = Omit<DelayFigures, "bytes" | "bytesPerSecond" | "lines">;
 
 export interface ResponsivenessResult {
   jobs: number;
@@ -43,26 +51,40 @@ export interface ResponsivenessResult {
   met: boolean;
 }
 
-function measureDelay<T>(work: () => Promise<T>): Promise<{ figures: Omit<DelayFigures, "bytes" | "bytesPerSecond" | "lines">; value: T }> {
+async function measureWindow<T>(work: () => Promise<T>): Promise<{ figures: Window; value: T }> {
+  const gcs: number[] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcs.push(entry.duration);
+  });
+  observer.observe({ entryTypes: ["gc"] });
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   histogram.enable();
+  const cpuBefore = mainThreadCpuMs();
+  const loopBefore = performance.eventLoopUtilization();
   const began = performance.now();
-  return work().then((value) => {
-    const windowMs = performance.now() - began;
-    histogram.disable();
-    // The histogram records nanoseconds.
-    const figures = {
-      p50: histogram.percentile(50) / 1e6,
-      p99: histogram.percentile(99) / 1e6,
-      max: histogram.max / 1e6,
-      mean: histogram.mean / 1e6,
-      windowMs,
-    };
-    return { figures, value };
-  });
+  const value = await work();
+  const windowMs = performance.now() - began;
+  const loop = performance.eventLoopUtilization(loopBefore);
+  const cpuAfter = mainThreadCpuMs();
+  histogram.disable();
+  // Entries still buffered in the observer belong to this window too.
+  for (const entry of observer.takeRecords()) gcs.push(entry.duration);
+  observer.disconnect();
+  // The histogram records nanoseconds.
+  const figures: Window = {
+    p50: histogram.percentile(50) / 1e6,
+    p99: histogram.percentile(99) / 1e6,
+    max: histogram.max / 1e6,
+    mean: histogram.mean / 1e6,
+    windowMs,
+    utilization: round(loop.utilization, 3),
+    hostCpuMs: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore,
+    gc: { count: gcs.length, totalMs: round(gcs.reduce((sum, ms) => sum + ms, 0), 1), maxMs: round(Math.max(0, ...gcs), 1) },
+  };
+  return { figures, value };
 }
 
-function withRates(figures: Omit<DelayFigures, "bytes" | "bytesPerSecond" | "lines">, bytes: number, lines: number): DelayFigures {
+function withRates(figures: Window, bytes: number, lines: number): DelayFigures {
   return { ...figures, bytes, lines, bytesPerSecond: Math.round(bytes / (figures.windowMs / 1000)) };
 }
 
@@ -73,7 +95,7 @@ async function floodActors(): Promise<DelayFigures> {
     const warmers = Array.from({ length: JOBS }, () => runtime.start(monitorRequest("true")));
     await Promise.all(warmers.map((job) => job.done));
     await sleep(500);
-    const { figures, value } = await measureDelay(async () => {
+    const { figures, value } = await measureWindow(async () => {
       const jobs = Array.from({ length: JOBS }, () => runtime.start(monitorRequest(COMMAND)));
       const results = await Promise.all(jobs.map((job) => job.done));
       for (const result of results) {
@@ -117,7 +139,7 @@ function readNaively(pattern: RegExp): Promise<{ bytes: number; lines: number; m
 
 async function floodMainThread(): Promise<DelayFigures> {
   const pattern = new RegExp("NEVER_MATCHES_THIS");
-  const { figures, value } = await measureDelay(async () => {
+  const { figures, value } = await measureWindow(async () => {
     const runs = await Promise.all(Array.from({ length: JOBS }, () => readNaively(pattern)));
     return runs.reduce((sum, run) => ({ bytes: sum.bytes + run.bytes, lines: sum.lines + run.lines }), { bytes: 0, lines: 0 });
   });
@@ -125,7 +147,7 @@ async function floodMainThread(): Promise<DelayFigures> {
 }
 
 async function idle(): Promise<DelayFigures> {
-  const { figures } = await measureDelay(() => sleep(1000));
+  const { figures } = await measureWindow(() => sleep(1000));
   return withRates(figures, 0, 0);
 }
 
@@ -149,7 +171,9 @@ export async function benchResponsiveness(): Promise<ResponsivenessResult> {
 export function responsivenessRows(result: ResponsivenessResult): Row[] {
   const delay = (figures: DelayFigures) =>
     `p50 ${figures.p50.toFixed(1)} / p99 ${figures.p99.toFixed(1)} / max ${figures.max.toFixed(1)} ms`;
-  const rate = (figures: DelayFigures) => `; ${mb(figures.bytesPerSecond)}/s moved`;
+  const rate = (figures: DelayFigures) =>
+    `; ${mb(figures.bytesPerSecond)}/s moved; host busy ${(figures.utilization * 100).toFixed(0)}%` +
+    (figures.hostCpuMs === null ? "" : `, host CPU ${((figures.hostCpuMs / figures.windowMs) * 1000).toFixed(0)} ms/s`);
   return [
     {
       benchmark: `host responsiveness: ${result.jobs} × \`yes\` for ${result.seconds} s`,

@@ -2,8 +2,8 @@
  * What every benchmark needs: a runtime configured the way an installed copy runs, job requests, small waits,
  * sample statistics and the facts of the machine the figures came from.
  */
-import { rmSync } from "node:fs";
-import { cpus, tmpdir, totalmem } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Bench } from "tinybench";
 import { createJobRuntime, type RuntimeOptions, type SupervisedRuntime } from "../host/runtime.ts";
@@ -116,6 +116,20 @@ export function mb(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }
 
+/**
+ * CPU time (user + system, ms) of this process's main thread alone, from /proc on Linux (in clock ticks of 10 ms);
+ * null elsewhere. process.cpuUsage() would add every worker thread in.
+ */
+export function mainThreadCpuMs(): number | null {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "latin1");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
 export interface MachineFacts {
   node: string;
   v8: string;
@@ -124,6 +138,8 @@ export interface MachineFacts {
   cpus: number;
   cpuModel: string;
   memoryGiB: number;
+  /** 1, 5 and 15 minute load averages when the run began: other work on the machine sways every figure. */
+  loadAverage: number[];
   date: string;
 }
 
@@ -137,6 +153,7 @@ export function machineFacts(): MachineFacts {
     cpus: list.length,
     cpuModel: list[0]?.model.trim() ?? "unknown",
     memoryGiB: round(totalmem() / 1024 ** 3, 1),
+    loadAverage: loadavg().map((value) => round(value)),
     date: new Date().toISOString(),
   };
 }

@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import type { MessagePort } from "node:worker_threads";
 import type { JobHandle } from "../host/runtime-api.ts";
 import type { SupervisedRuntime } from "../host/runtime.ts";
+import { withCompiledWorkers } from "./compiled.ts";
 import { benchRuntime, closeRuntime, jobRequest, ms, sampled, sleep, summarize, type Row, type Summary } from "./shared.ts";
 
 const ITERATIONS = 30;
@@ -18,10 +19,14 @@ export interface StartResult {
   iterations: { warm: number; cold: number; spawn: number };
   /** start() → `spawned` on the host. */
   warmRunning: Summary;
+  /** A fresh runtime per start: the job waits for a new worker thread, loaded from TypeScript source (a checkout). */
   coldRunning: Summary;
+  /** The same with workers loaded from dist/, as an installed copy runs them. */
+  coldCompiledRunning: Summary;
   /** start() → first output batch of `echo x`. */
   warmFirstOutput: Summary;
   coldFirstOutput: Summary;
+  coldCompiledFirstOutput: Summary;
   /** child_process.spawn → 'spawn' event, on the main thread. */
   bareSpawn: Summary;
   target: string;
@@ -78,6 +83,24 @@ function bareSpawn(): Promise<number> {
   });
 }
 
+/** Each start on a fresh runtime with no warm thread, so it pays for a worker thread start. */
+async function coldStarts(name: string): Promise<{ running: Summary; firstOutput: Summary }> {
+  const first: number[] = [];
+  let counted = 0;
+  const running = await sampled(name, COLD_ITERATIONS, 1, async () => {
+    const fresh = benchRuntime({ warm: 0 });
+    try {
+      const timed = await startEcho(fresh);
+      if (counted++ >= 1) first.push(timed.firstOutput);
+      return timed.running;
+    } finally {
+      await closeRuntime(fresh);
+    }
+  });
+  return { running, firstOutput: summarize(first) };
+}
+
+/** Needs fresh compiled workers (bench/compiled.ts). */
 export async function benchStart(): Promise<StartResult> {
   const warmFirst: number[] = [];
   const runtime = benchRuntime();
@@ -98,27 +121,19 @@ export async function benchStart(): Promise<StartResult> {
     await closeRuntime(runtime);
   }
 
-  const coldFirst: number[] = [];
-  let coldCounted = 0;
-  const coldRunning = await sampled("start: cold worker", COLD_ITERATIONS, 1, async () => {
-    const fresh = benchRuntime({ warm: 0 });
-    try {
-      const timed = await startEcho(fresh);
-      if (coldCounted++ >= 1) coldFirst.push(timed.firstOutput);
-      return timed.running;
-    } finally {
-      await closeRuntime(fresh);
-    }
-  });
+  const cold = await coldStarts("start: cold worker (TypeScript source)");
+  const coldCompiled = await withCompiledWorkers(() => coldStarts("start: cold worker (compiled)"));
 
   const bare = await sampled("start: bare child_process.spawn", ITERATIONS, WARMUPS, bareSpawn);
   const warmFirstOutput = summarize(warmFirst);
   return {
     iterations: { warm: ITERATIONS, cold: COLD_ITERATIONS, spawn: ITERATIONS },
     warmRunning,
-    coldRunning,
+    coldRunning: cold.running,
+    coldCompiledRunning: coldCompiled.running,
     warmFirstOutput,
-    coldFirstOutput: summarize(coldFirst),
+    coldFirstOutput: cold.firstOutput,
+    coldCompiledFirstOutput: coldCompiled.firstOutput,
     bareSpawn: bare,
     target: `warm pool: start() → running ≤ ${WARM_TARGET_MS} ms median`,
     met: warmRunning.median <= WARM_TARGET_MS,
@@ -138,8 +153,15 @@ export function startRows(result: StartResult): Row[] {
     },
     {
       benchmark: "",
-      variant: `pi-jobs, cold worker (fresh runtime, warm: 0; ${result.iterations.cold} starts)`,
+      variant: `pi-jobs, cold worker from TypeScript source (fresh runtime, warm: 0; ${result.iterations.cold} starts)`,
       result: cell(result.coldRunning, result.coldFirstOutput),
+      target: "—",
+      met: null,
+    },
+    {
+      benchmark: "",
+      variant: `pi-jobs, cold worker compiled, as installed (${result.iterations.cold} starts)`,
+      result: cell(result.coldCompiledRunning, result.coldCompiledFirstOutput),
       target: "—",
       met: null,
     },

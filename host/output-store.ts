@@ -49,11 +49,13 @@ export function createOutputStore(options: { maxBytes: number; maxLines: number 
       const decoded: RetainedLine[] = [];
       const skipFirst = new Set<RetainedLine["source"]>(evictedBytes > 0 ? SOURCE_NAMES : []);
       let fragmentBytes = 0;
+      let fragmentLines = 0;
       const take = (records: ReturnType<typeof framer.push>) => {
         for (const record of records) {
           if (skipFirst.delete(record.source)) {
             // This line began in a batch that was evicted: show only whole lines.
-            fragmentBytes += record.bytes;
+            fragmentBytes += record.bytes + 1;
+            fragmentLines += 1;
             continue;
           }
           decoded.push({ source: record.source, text: record.text });
@@ -70,7 +72,7 @@ export function createOutputStore(options: { maxBytes: number; maxLines: number 
         }
       }
       for (const source of SOURCE_NAMES) take(framer.end(source));
-      let droppedLines = evictedLines;
+      let droppedLines = evictedLines + fragmentLines;
       let droppedBytes = evictedBytes + fragmentBytes;
       let start = Math.max(0, decoded.length - options.maxLines);
       let kept = 0;

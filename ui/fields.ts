@@ -28,7 +28,9 @@ export interface FieldRenderOptions {
 const ESCAPED = " (escaped controls)";
 
 function label(text: string, escaped: boolean, theme: UiTheme): string {
-  return theme.fg("muted", `${text}${escaped ? ESCAPED : ""}:`);
+  // Labels can carry data too (capture names come from the model's pattern).
+  const clean = sanitizeInline(text);
+  return theme.fg("muted", `${clean.text}${escaped || clean.escaped ? ESCAPED : ""}:`);
 }
 
 function renderInline(field: DetailField, options: FieldRenderOptions): string[] {

@@ -1,6 +1,6 @@
 /**
- * Monitors in Pi: the `monitor_start` and `monitor_stop` tools, the `/monitor` command, the prompt guidance and the
- * delivery of terminal results.
+ * Monitors in Pi: the `monitor_start` and `monitor_stop` tools, the prompt guidance and the delivery of terminal
+ * results. The `/monitor` console is the UI's (host/ui), which reads the service this returns.
  *
  * Delivery follows the session. In TUI and RPC sessions a tool batch made only of valid `monitor_start` calls
  * returns acknowledgements with `terminate: true` (the turn ends; no polling), and each terminal result later wakes
@@ -13,7 +13,7 @@ import type { JsonValue } from "@earendil-works/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Lifecycle } from "../lifecycle.ts";
 import type { Parkable } from "../handover.ts";
-import { buildAcknowledgement, formatElapsed, runningResult, structuredResult } from "./report.ts";
+import { buildAcknowledgement, runningResult, structuredResult } from "./report.ts";
 import { buildGuidance } from "./guidance.ts";
 import {
   MONITOR_START,
@@ -27,7 +27,13 @@ import {
   validateMonitorStart,
   validateMonitorStop,
 } from "./schemas.ts";
-import { createMonitorService, MONITOR_MESSAGE_TYPE, type MonitorDetails, type MonitorService } from "./service.ts";
+import {
+  createMonitorService,
+  MONITOR_MESSAGE_TYPE,
+  type MonitorDetails,
+  type MonitorHost,
+  type MonitorService,
+} from "./service.ts";
 
 const PARK_KEY = "monitors";
 
@@ -47,8 +53,8 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
   let batch: Batch = { ids: new Set(), onlyValidMonitors: false };
   let live = false;
 
-  const host = {
-    deliver(delivery: { content: string; details: MonitorDetails }) {
+  const host: MonitorHost = {
+    deliver(delivery) {
       if (!live) throw new Error("no live session to deliver to");
       pi.sendMessage<MonitorDetails>(
         { customType: MONITOR_MESSAGE_TYPE, content: delivery.content, display: true, details: delivery.details },
@@ -187,28 +193,6 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
         details: { stopped },
         structuredContent: { stopped },
       };
-    },
-  });
-
-  pi.registerCommand("monitor", {
-    description: "Show active and recent monitors",
-    handler: async (_args, ctx) => {
-      const monitors = current();
-      const row = (status: string, record: ReturnType<MonitorService["active"]>[number]): string => {
-        const kept = record.job.retained();
-        const dropped = kept.droppedLines > 0 ? `, ${kept.droppedLines} dropped` : "";
-        const elapsed = record.final ? ` · ${formatElapsed(record.final.facts.elapsedMs)}` : "";
-        return `${status} · ${record.description} · ${record.monitorId}${elapsed} · ${kept.lines.length} lines kept${dropped}`;
-      };
-      const lines = [
-        ...monitors.active().map((record) => row("running", record)),
-        ...monitors
-          .history()
-          .slice()
-          .reverse()
-          .map((record) => row(record.final?.facts.outcome.status ?? "ended", record)),
-      ];
-      ctx.ui.notify(lines.length > 0 ? lines.join("\n") : "No monitors in this session.", "info");
     },
   });
 

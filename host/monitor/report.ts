@@ -58,14 +58,13 @@ export function formatElapsed(elapsedMs: number): string {
   return h > 0 ? `${h}h${String(m).padStart(2, "0")}m${s}s` : `${m}m${s}s`;
 }
 
-/** A success whose data can be used as is: nothing failed to parse and nothing was clipped. */
+/**
+ * A success whose data can be used as is: nothing failed to parse and no capture was clipped. The diagnostic tail
+ * does not count: a passing run carries its evidence (result, captures, match), not a tail, so a noisy success whose
+ * tail overflowed is still complete.
+ */
 export function isValidSuccess(outcome: MonitorOutcome): boolean {
-  return (
-    outcome.status === "success" &&
-    outcome.resultParseError === null &&
-    !outcome.capturesTruncated &&
-    !outcome.outputTruncated
-  );
+  return outcome.status === "success" && outcome.resultParseError === null && !outcome.capturesTruncated;
 }
 
 /** `[stderr] text`, with repeats and display clipping stated in the label so the text itself stays verbatim. */
@@ -120,7 +119,8 @@ function integrityLines(outcome: MonitorOutcome): string[] {
   if (outcome.resultParseError !== null) lines.push(`result_parse_error=${escapeText(outcome.resultParseError)}`);
   if (outcome.matchedTruncated && showsMatched(outcome)) lines.push("matched_truncated=true");
   if (outcome.capturesTruncated) lines.push("captures_truncated=true");
-  if (outcome.outputTruncated) lines.push("output_truncated=true");
+  // The tail is shown only for runs that did not pass, and so is the warning that it was cut.
+  if (outcome.outputTruncated && outcome.status !== "success") lines.push("output_truncated=true");
   return lines;
 }
 
@@ -252,8 +252,10 @@ export function terminalResult(facts: TerminalFacts): MonitorTerminalResult {
     exitCode: outcome.exitCode,
     signal: outcome.signal,
     reason: outcome.reason,
-    output: outcome.output.map((line) => ({ ...line })),
-    outputTruncated: outcome.outputTruncated,
+    // A success is proven by its evidence; its diagnostic tail is not part of the result (the console keeps the
+    // retained output), so codemode's integrity check `!result.outputTruncated` holds for a complete noisy success.
+    output: outcome.status === "success" ? [] : outcome.output.map((line) => ({ ...line })),
+    outputTruncated: outcome.status === "success" ? false : outcome.outputTruncated,
   };
   if (outcome.hasResult) result.result = outcome.result;
   return result;

@@ -1,9 +1,9 @@
 /**
  * Lines and bytes per second of each job, from its running totals sampled at human rate. A rate is the change over
- * the last interval of at least 250 ms; a shorter interval keeps the previous rate, so a redraw burst cannot make
- * the figure jump. Pure apart from the clock passed in.
+ * the last interval of at least one second; a shorter interval keeps the previous rate, so the 250 ms refresh
+ * cannot make the figure jump with every line that happens to fall into one tick. Pure apart from the clock passed in.
  */
-export const MIN_RATE_INTERVAL_MS = 250;
+export const MIN_RATE_INTERVAL_MS = 1000;
 
 interface Mark {
   at: number;

@@ -4,7 +4,7 @@
  * their own band (`renderShell: "self"`) because the background follows the monitor's outcome, not Pi's notion of a
  * tool error: a monitor that reports `failure` is a successful tool call with a failed result.
  */
-import type { ExtensionAPI, ToolRenderContext } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { highlightCode } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
 import { Band, EMPTY } from "../../ui/band.ts";
@@ -32,6 +32,16 @@ interface StartDetails {
 
 interface RowState {
   start?: StartView;
+}
+
+/** The part of Pi's tool render context these renderers read (Pi does not export the type by name). */
+interface RenderContext {
+  state: RowState;
+  expanded: boolean;
+  isError: boolean;
+  lastComponent: Component | undefined;
+  invalidate(): void;
+  keyText(keybinding: string): string;
 }
 
 // Renderers only draw; a pattern that would not compile still has a start band worth showing.
@@ -63,7 +73,7 @@ export interface RendererDeps {
 }
 
 export function registerMonitorRenderers(pi: ExtensionAPI, deps: RendererDeps): void {
-  const renderCall = (args: unknown, theme: UiTheme, context: ToolRenderContext<RowState>): Component => {
+  const renderCall = (args: unknown, theme: UiTheme, context: RenderContext): Component => {
     const start = context.state.start ?? startFromArgs(args);
     const expandKey = context.keyText(EXPAND_KEYBINDING);
     if (start === null) {
@@ -79,7 +89,7 @@ export function registerMonitorRenderers(pi: ExtensionAPI, deps: RendererDeps): 
     result: { content: { type: string; text?: string }[]; details?: unknown },
     options: { expanded: boolean; isPartial: boolean },
     theme: UiTheme,
-    context: ToolRenderContext<RowState>,
+    context: RenderContext,
   ): Component => {
     const details = (result.details ?? {}) as StartDetails;
     if (details.startConfiguration !== undefined && context.state.start !== details.startConfiguration) {

@@ -2,7 +2,7 @@
  * Builds the UI's snapshots from the host's own records: the job runtime's handles (figures, retained output, pgid),
  * the monitor service (active and recent monitors with their requests and final facts) and the shell service's
  * registry. Runs at human rate (the console's 250 ms refresh, a key press, the widget's tick), never per output
- * batch. Finished shell jobs are remembered here (the last 20) because the shell registry forgets a job once the
+ * batch. Shell jobs are remembered here (finished ones: the last 20) because the shell registry forgets a job once the
  * model has collected its result, and the console should still show how it ended.
  */
 import type { JobHandle } from "../runtime-api.ts";
@@ -51,7 +51,6 @@ export function createSnapshotBuilder(
   const now = options.now ?? Date.now;
   const clock = options.clock ?? (() => performance.now());
   const rates = new RateTracker();
-  const shellHistory = new Map<number, ShellSession>();
 
   function live(key: string, handle: JobHandle, running: boolean, request: SnapshotRequest): LiveFigures {
     const figures = handle.figures();
@@ -153,16 +152,18 @@ export function createSnapshotBuilder(
     return view;
   }
 
+  // Every session seen, so one the model already collected (and the registry forgot) still shows how it ended.
+  const known = new Map<number, ShellSession>();
+
   function shellSessions(): ShellSession[] {
     const registered = sources.shell()?.state.registry.all() ?? [];
-    for (const session of registered) {
-      if (session.result === null) continue;
-      shellHistory.delete(session.id);
-      shellHistory.set(session.id, session);
-      while (shellHistory.size > SHELL_HISTORY_LIMIT) shellHistory.delete(shellHistory.keys().next().value as number);
+    for (const session of registered) if (known.get(session.id) !== session) known.set(session.id, session);
+    const finished = [...known.values()].filter((session) => session.result !== null);
+    if (finished.length > SHELL_HISTORY_LIMIT) {
+      finished.sort((a, b) => (a.result?.endedAt ?? 0) - (b.result?.endedAt ?? 0));
+      for (const old of finished.slice(0, finished.length - SHELL_HISTORY_LIMIT)) known.delete(old.id);
     }
-    const ids = new Set(registered.map((session) => session.id));
-    return [...registered, ...[...shellHistory.values()].filter((session) => !ids.has(session.id))];
+    return [...known.values()];
   }
 
   function build(request: SnapshotRequest = {}): JobsSnapshot {
@@ -191,7 +192,7 @@ export function createSnapshotBuilder(
     for (const record of sources.monitors()?.active() ?? []) {
       jobs.push({ kind: "monitor", title: record.description, elapsedMs: nowEpoch - record.job.requestedAtEpoch, at: record.job.requestedAtEpoch });
     }
-    for (const session of sources.shell()?.state.registry.all() ?? []) {
+    for (const session of shellSessions()) {
       if (session.result !== null) continue;
       jobs.push({ kind: "shell", title: session.cmd, elapsedMs: nowEpoch - session.startedEpochMs, at: session.startedEpochMs });
     }
@@ -210,8 +211,6 @@ export function createSnapshotBuilder(
     const session = shell?.state.registry.get(Number(id));
     if (shell === null || shell === undefined || session === undefined || session.result !== null) return `shell job ${id} is not running`;
     const answer = await shell.kill({ session_id: Number(id) }, { toolCallId: "monitor-console", cwd: session.cwd });
-    // A confirmed stop removes the job from the shell registry; the console still shows how it ended.
-    if (session.result !== null) shellHistory.set(session.id, session);
     return answer.killed ? `stopped shell job ${id}` : `shell job ${id}: ${answer.message}`;
   }
 

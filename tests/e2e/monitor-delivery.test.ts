@@ -312,9 +312,12 @@ describe("/reload", () => {
     expect(textOf(toolEnds(sdk.events).at(-1)?.result as { content: unknown })).toContain("monitor_id=monitor_2");
     await sdk.prompt("/jobs");
     expect(notes.at(-1)).toMatch(/monitor · after reload/);
-    await sdk.prompt("/monitor");
-    expect(notes.at(-1)).toMatch(/^running · after reload · monitor_2/);
-    expect(notes.at(-1)).toMatch(/success · survives reload · monitor_1/);
+    // The history came through the reload too: the new instance knows monitor_1 finished.
+    sdk.script(callTools({ name: "monitor_stop", arguments: { monitor_id: "monitor_1" } }), answer("ok"));
+    await sdk.prompt("stop the first");
+    expect(textOf(toolEnds(sdk.events, "monitor_stop")[0]?.result as { content: unknown })).toBe(
+      "monitor_stop: monitor_id: monitor_1 is already finished",
+    );
 
     const pid = Number(readFileSync(pidFile, "utf8"));
     open.splice(open.indexOf(sdk), 1);

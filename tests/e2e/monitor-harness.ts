@@ -49,7 +49,7 @@ export interface MonitorSessionOptions {
   sessionFile?: string;
   /** Working directory; a fresh temp dir (removed on dispose) when omitted. */
   cwd?: string;
-  /** Bind a UI whose `notify` lands here (commands such as /monitor report through it); every other UI call is a no-op. */
+  /** Bind a UI whose `notify` lands here (commands such as /jobs report through it); every other UI call is a no-op. */
   onNotify?: (message: string) => void;
 }
 

@@ -78,10 +78,8 @@ describe("retained output (for the console)", () => {
     const kept = record.job.retained();
     expect(kept.lines.length).toBeLessThanOrEqual(2000);
     expect(kept.lines.at(-1)?.text).toBe("5000");
-    // Exact but for one line: a line cut by the eviction of its first batch is dropped without being counted
-    // (host/output-store.ts skips that fragment without adding it to droppedLines).
-    expect(5000 - (kept.lines.length + kept.droppedLines)).toBeGreaterThanOrEqual(0);
-    expect(5000 - (kept.lines.length + kept.droppedLines)).toBeLessThanOrEqual(1);
+    // Exact: every line is either kept or counted as dropped, including one cut by the eviction of its first batch.
+    expect(kept.lines.length + kept.droppedLines).toBe(5000);
   });
 
   it("keeps at most 256 KiB and counts the bytes it dropped", async () => {
@@ -90,10 +88,8 @@ describe("retained output (for the console)", () => {
     const keptBytes = kept.lines.reduce((sum, line) => sum + bytes(line.text) + 1, 0);
     expect(keptBytes).toBeLessThanOrEqual(256 * 1024);
     expect(kept.droppedBytes).toBeGreaterThan(0);
-    // Exact but for one byte: when the window starts inside a line, the dropped fragment's own newline is not
-    // counted (host/output-store.ts adds the fragment's record bytes, which exclude the terminator).
-    expect(600 * 1024 - (keptBytes + kept.droppedBytes)).toBeGreaterThanOrEqual(0);
-    expect(600 * 1024 - (keptBytes + kept.droppedBytes)).toBeLessThanOrEqual(1);
+    // Exact: every byte is either kept or counted as dropped, newlines included.
+    expect(keptBytes + kept.droppedBytes).toBe(600 * 1024);
   });
 });
 

@@ -185,8 +185,8 @@ describe("contract rules through the actor", () => {
     expect(report).toContain('"[stdout] started"');
   });
 
-  // Fails today: host/job.ts:188 arms the supervisor's backstop at timeoutMs + grace + 2 s, which passes Node's
-  // 2^31-1 ms timer limit; Node then fires it after 1 ms and the supervisor kills a healthy job as unresponsive.
+  // The supervisor's backstop (timeoutMs + grace + slack) passes Node's 2^31-1 ms timer limit; Node would fire such
+  // a timer after 1 ms, and the supervisor would kill a healthy job as unresponsive.
   it("the largest timeout_ms (2147483647) runs the command like any other", async () => {
     const { facts } = await run({ command: "sleep 0.2; echo DONE", result_pattern: "^DONE$", completion: "exit", timeout_ms: 2_147_483_647 });
     expect(facts.outcome).toMatchObject({ status: "success", reason: null });

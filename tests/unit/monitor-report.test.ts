@@ -259,12 +259,18 @@ describe("report lines", () => {
   it("puts integrity warnings before the payload they qualify", () => {
     const report = buildReport(
       input({
-        outcome: jsonSentinel('{"a":1}', { capturesTruncated: true, outputTruncated: true }),
+        outcome: jsonSentinel('{"a":1}', { status: "failure", capturesTruncated: true, outputTruncated: true }),
       }),
     );
     const lines = report.split("\n");
     expect(lines.indexOf("captures_truncated=true")).toBeGreaterThan(-1);
+    expect(lines.indexOf("output_truncated=true")).toBeGreaterThan(-1);
     expect(lines.indexOf("output_truncated=true")).toBeLessThan(lines.indexOf('result={"a":1}'));
+  });
+
+  it("does not warn about a cut diagnostic tail on a success, which shows no tail", () => {
+    const report = buildReport(input({ outcome: jsonSentinel('{"a":1}', { outputTruncated: true }) }));
+    expect(report).not.toContain("output_truncated");
   });
 
   it("reports a JSON parse error with the raw capture, and asks for a fix even though the status is success", () => {
