@@ -1,8 +1,9 @@
 /**
  * Installs the host actor into one Pi extension instance: the job runtime's lifecycle, the monitor and shell-job
- * tools, the metrics recorder and the small `/jobs` overview. Each part registers its own hooks; this file only
- * wires them together, in the order their session_start handlers must run (the lifecycle first, because the other
- * parts adopt their state from it after /reload).
+ * tools, the UI (activity rows, /monitor console, sessions picker, transcript bands), the metrics recorder and the
+ * small `/jobs` overview. Each part registers its own hooks; this file only wires them together, in the order their
+ * session_start handlers must run (the lifecycle first, because the other parts adopt their state from it after
+ * /reload; the UI after the tools whose services it reads).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { createJobRates } from "./job-rates.ts";
@@ -11,11 +12,13 @@ import { installMetrics } from "./metrics/install.ts";
 import { installMonitors } from "./monitor/install.ts";
 import { createSampler } from "./sampler.ts";
 import { installShellJobs } from "./shell/install.ts";
+import { installUi } from "./ui/install.ts";
 
 export function installHost(pi: ExtensionAPI): void {
   const lifecycle = installLifecycle(pi);
-  installMonitors(pi, lifecycle);
-  installShellJobs(pi, () => lifecycle.runtime());
+  const monitors = installMonitors(pi, lifecycle);
+  const shell = installShellJobs(pi, () => lifecycle.runtime(), { sessionsCommand: false });
+  installUi(pi, { lifecycle, monitors: monitors.service, shell: () => shell.service });
   // One 250 ms sampler for the host actor: the metrics recorder and the job-runtime figures share it.
   const rates = createJobRates(() => lifecycle.runtime());
   installMetrics(pi, { sampler: createSampler(250), jobFigures: () => rates.sample() });

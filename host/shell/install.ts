@@ -32,6 +32,8 @@ export interface ShellJobsOptions extends Omit<ShellServiceOptions, "runtime"> {
   /** Registered sessions (default 64). */
   capacity?: number;
   wakeTiming?: WakeTiming;
+  /** Register the plain-text `/shell-jobs-sessions` (default true); the full host registers the UI's picker instead. */
+  sessionsCommand?: boolean;
 }
 
 export interface ShellJobs {
@@ -52,7 +54,7 @@ export function installShellJobs(pi: ExtensionAPI, runtime: () => JobRuntime, op
   const abandon = (state: ShellState): Promise<void> => stopAllIn(state);
 
   registerTools(pi, service);
-  registerCommand(pi, service);
+  if (options.sessionsCommand !== false) registerCommand(pi, service);
   pi.registerFlag(KEEP_BUILTIN_BASH_FLAG, {
     description: "Keep Pi's built-in bash (and powershell) tools active next to the shell-job tools",
     type: "boolean",
