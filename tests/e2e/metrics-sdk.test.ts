@@ -3,24 +3,15 @@
  * provider streaming at a set speed after a slow first token. Checks what is measured, what is persisted,
  * and what comes back after reopening the session and after branch navigation.
  */
-import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall, type FauxProviderHandle } from "@earendil-works/pi-ai";
-import {
-  createAgentSession,
-  createEventBus,
-  DefaultResourceLoader,
-  ModelRuntime,
-  SessionManager,
-  SettingsManager,
-  type AgentSession,
-  type ExtensionUIContext,
-} from "@earendil-works/pi-coding-agent";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { fauxAssistantMessage, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
+import type { AgentSession } from "@earendil-works/pi-coding-agent";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_EVENT, ENTRY_AGENT, ENTRY_DELEGATION, ENTRY_RECEIPT, ENTRY_REQUEST, ENTRY_RUN, ENTRY_TRACE } from "../../host/metrics/constants.ts";
 import { createAgentMetricsBridge } from "../../host/metrics/bridge.ts";
 import { fmtTps } from "../../ui/metrics/format.ts";
+import { makeTempDir, removeDir } from "./harness/paths.ts";
+import { startSdkSession, type SdkSession, type SdkSessionOptions } from "./harness/sdk.ts";
 
 const ENTRY = resolve(import.meta.dirname, "../fixtures/metrics-extension.ts");
 const SUBAGENT_TOOL = resolve(import.meta.dirname, "../fixtures/metrics-subagent-tool.ts");
@@ -30,21 +21,15 @@ const WAIT_MS = 1200;
 const ANSWER = "lorem ipsum dolor sit amet ".repeat(30).slice(0, 800);
 
 let dir: string;
-const open: AgentSession[] = [];
-
-const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
+const open: SdkSession[] = [];
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "pi-metrics-e2e-"));
-  // A backstop: nothing may read the user's ~/.pi even if it asks Pi for "the agent dir" without one.
-  process.env.PI_CODING_AGENT_DIR = join(dir, "agent");
+  dir = makeTempDir("metrics-e2e");
 });
 
-afterAll(() => {
-  for (const s of open) s.dispose();
-  rmSync(dir, { recursive: true, force: true });
-  if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
-  else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
+afterAll(async () => {
+  await Promise.allSettled(open.map((sdk) => sdk.dispose()));
+  removeDir(dir);
 });
 
 function slow(text: string) {
@@ -54,48 +39,24 @@ function slow(text: string) {
   };
 }
 
-interface Started {
-  session: AgentSession;
-  faux: FauxProviderHandle;
+interface Started extends SdkSession {
   notes: string[];
   statuses: Map<string, string | undefined>;
-  errors: { event: string; error: string }[];
-  bus: ReturnType<typeof createEventBus>;
 }
 
-async function start(sessionManager: SessionManager, extraExtensions: string[] = []): Promise<Started> {
-  const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }], tokensPerSecond: TPS });
-  const modelRuntime = await ModelRuntime.create({ authPath: join(dir, "auth.json"), modelsPath: null, refreshOnCreate: false });
-  modelRuntime.registerNativeProvider(faux.provider);
-  const settingsManager = SettingsManager.inMemory();
-  const bus = createEventBus();
-  const resourceLoader = new DefaultResourceLoader({
-    cwd: dir,
-    agentDir: dir,
-    settingsManager,
-    eventBus: bus,
-    noExtensions: true,
-    noSkills: true,
-    noPromptTemplates: true,
-    noThemes: true,
-    noContextFiles: true,
-    additionalExtensionPaths: [ENTRY, ...extraExtensions],
-  });
-  await resourceLoader.reload();
-  const { session } = await createAgentSession({ cwd: dir, agentDir: dir, modelRuntime, model: faux.getModel(), thinkingLevel: "off", resourceLoader, settingsManager, sessionManager });
-  open.push(session);
+/** The metrics recorder (and `extensions`) in an RPC-like session whose UI keeps notifications and statuses. */
+async function start(options: Pick<SdkSessionOptions, "sessionDir" | "sessionFile"> = {}, extensions: string[] = []): Promise<Started> {
   const notes: string[] = [];
-  // A minimal RPC-like UI: notifications are captured; everything else is a no-op.
-  const noop = () => undefined;
-  const ui = Object.fromEntries(
-    ["select", "confirm", "input", "onTerminalInput", "setStatus", "setWorkingMessage", "setWorkingVisible", "setWorkingIndicator", "setHiddenThinkingLabel", "setWidget", "setFooter", "setHeader", "setTitle", "custom", "pasteToEditor", "setEditorText", "getEditorText", "editor", "addAutocompleteProvider", "setEditorComponent", "getEditorComponent", "getAllThemes", "getTheme", "setTheme", "getToolsExpanded", "setToolsExpanded"].map((k) => [k, noop]),
-  ) as unknown as ExtensionUIContext;
-  (ui as { notify: ExtensionUIContext["notify"] }).notify = (msg) => void notes.push(msg);
   const statuses = new Map<string, string | undefined>();
-  (ui as { setStatus: ExtensionUIContext["setStatus"] }).setStatus = (key, text) => void statuses.set(key, text);
-  const errors: { event: string; error: string }[] = [];
-  await session.bindExtensions({ uiContext: ui, mode: "rpc", onError: (e) => void errors.push({ event: e.event, error: e.error }) });
-  return { session, faux, notes, statuses, errors, bus };
+  const sdk = await startSdkSession({
+    ...options,
+    extensions: [ENTRY, ...extensions],
+    tokensPerSecond: TPS,
+    mode: "rpc",
+    ui: { notify: (msg) => void notes.push(msg), setStatus: (key, text) => void statuses.set(key, text) },
+  });
+  open.push(sdk);
+  return { ...sdk, notes, statuses };
 }
 
 const customs = (session: AgentSession, type: string, scope: "branch" | "all" = "branch") =>
@@ -117,7 +78,7 @@ describe("metrics in real Pi", () => {
 
   it("records TTFT and EFF TPS that exclude the first-token wait", async () => {
     const sessDir = join(dir, "sessions");
-    const s = await start(SessionManager.create(dir, sessDir));
+    const s = await start({ sessionDir: sessDir });
     file = s.session.sessionManager.getSessionFile() as string;
     s.faux.setResponses([slow(ANSWER)]);
     await s.session.prompt("go");
@@ -161,13 +122,11 @@ describe("metrics in real Pi", () => {
     expect(summary).toContain("(covered 2/2 requests)");
     expect(summary).toContain("Translator reported usage");
     expect(summary).toContain("Unavailable; reporting starts after a receipt-capable Translator upgrade");
-    await s.session.abort();
-    s.session.dispose();
-    open.splice(open.indexOf(s.session), 1);
+    await s.dispose();
   });
 
   it("restores records after reopening the session, and branch navigation restores the right estimate", async () => {
-    const s = await start(SessionManager.open(file, join(dir, "sessions")));
+    const s = await start({ sessionDir: join(dir, "sessions"), sessionFile: file });
     expect(customs(s.session, ENTRY_REQUEST)).toHaveLength(2);
     expect(await details(s)).toContain(`retained estimate ${fmtTps(scaledRate)} tok/s`);
     expect(await details(s)).toContain(`EFF TPS ${fmtTps(scaledRate)} tok/s (last)`);
@@ -180,7 +139,7 @@ describe("metrics in real Pi", () => {
   });
 
   it("accepts bridged child snapshots and Translator receipts without touching native totals", async () => {
-    const s = await start(SessionManager.inMemory(dir));
+    const s = await start();
     s.faux.setResponses([fauxAssistantMessage("parent answer")]);
     await s.session.prompt("parent");
     const nativeBefore = s.session.getSessionStats().tokens;
@@ -188,22 +147,11 @@ describe("metrics in real Pi", () => {
     const anchorId = sm.getLeafId() as string;
 
     // A child SDK session instrumented with the bridge, forwarding over the parent's bus.
-    const childFaux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }], tokensPerSecond: TPS });
-    childFaux.setResponses([slow(ANSWER)]);
-    const modelRuntime = await ModelRuntime.create({ authPath: join(dir, "auth2.json"), modelsPath: null, refreshOnCreate: false });
-    modelRuntime.registerNativeProvider(childFaux.provider);
-    const settingsManager = SettingsManager.inMemory();
     const emitted: unknown[] = [];
-    const loader = new DefaultResourceLoader({
-      cwd: dir,
-      agentDir: dir,
-      settingsManager,
-      eventBus: createEventBus(),
-      noExtensions: true,
-      noSkills: true,
-      noPromptTemplates: true,
-      noThemes: true,
-      noContextFiles: true,
+    const child = await startSdkSession({
+      extensions: [],
+      tokensPerSecond: TPS,
+      responses: [slow(ANSWER)],
       extensionFactories: [
         createAgentMetricsBridge({
           source: "test-dispatcher",
@@ -213,15 +161,12 @@ describe("metrics in real Pi", () => {
           toolCallId: null,
           emit: (snap) => {
             emitted.push(snap);
-            s.bus.emit(AGENT_EVENT, snap);
+            s.eventBus.emit(AGENT_EVENT, snap);
           },
         }),
       ],
     });
-    await loader.reload();
-    const { session: child } = await createAgentSession({ cwd: dir, agentDir: dir, modelRuntime, model: childFaux.getModel(), thinkingLevel: "off", resourceLoader: loader, settingsManager, sessionManager: SessionManager.inMemory(dir) });
     open.push(child);
-    await child.bindExtensions({});
     await child.prompt("child work");
     expect(emitted.map((e: any) => e.state)).toEqual(["running", "running", "complete"]);
     const saved = customs(s.session, ENTRY_AGENT);
@@ -231,9 +176,9 @@ describe("metrics in real Pi", () => {
     expect(final.ttftMs).toBeLessThanOrEqual(final.responseMs);
     expect(final.outputTokens).toBe(200);
     // Replays are ignored; an altered revision is rejected.
-    s.bus.emit(AGENT_EVENT, final);
-    s.bus.emit(AGENT_EVENT, { ...final, outputTokens: 7 });
-    s.bus.emit(AGENT_EVENT, { ...final, sequence: 9, text: "payload" });
+    s.eventBus.emit(AGENT_EVENT, final);
+    s.eventBus.emit(AGENT_EVENT, { ...final, outputTokens: 7 });
+    s.eventBus.emit(AGENT_EVENT, { ...final, sequence: 9, text: "payload" });
     expect(customs(s.session, ENTRY_AGENT)).toHaveLength(3);
 
     // A compatible Translator receipt, written by another extension into this session.
@@ -259,7 +204,7 @@ describe("metrics in real Pi", () => {
   });
 
   it("copies subagent details usage as a breakdown and accepts details.piMetrics for the tool's own call", async () => {
-    const s = await start(SessionManager.inMemory(dir), [SUBAGENT_TOOL]);
+    const s = await start({}, [SUBAGENT_TOOL]);
     s.faux.setResponses([fauxAssistantMessage([fauxToolCall("subagent", { task: "look around" })], { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
     await s.session.prompt("delegate");
     const [delegation] = customs(s.session, ENTRY_DELEGATION);
@@ -292,7 +237,7 @@ describe("metrics in real Pi", () => {
   });
 
   it("a failing session store is reported through Pi's error handler and a status, and the run still completes", async () => {
-    const s = await start(SessionManager.inMemory(dir));
+    const s = await start();
     const sm = s.session.sessionManager;
     const original = sm.appendCustomEntry.bind(sm);
     let failing = true;
@@ -303,8 +248,8 @@ describe("metrics in real Pi", () => {
     s.faux.setResponses([fauxAssistantMessage("still answered")]);
     await s.session.prompt("go");
     expect(s.session.getLastAssistantText()).toBe("still answered");
-    expect(s.errors.length).toBeGreaterThan(0);
-    expect(s.errors[0]?.error).toContain("pi-metrics: session save failed: disk full");
+    expect(s.extensionErrors.length).toBeGreaterThan(0);
+    expect(s.extensionErrors[0]?.error).toContain("pi-metrics: session save failed: disk full");
     expect(s.statuses.get("pi-metrics")).toContain("metrics save failed");
     expect(customs(s.session, ENTRY_REQUEST)).toHaveLength(0);
     // Once saving works again, finalized records are written again (samples stay off until the next restore).

@@ -9,12 +9,14 @@
  * monitor ids vary and are checked by shape.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { answer, callTools, monitorCall, startMonitorSession, textOf, toolEnds, type MonitorSession } from "./monitor-harness.ts";
+import { startSdkSession, type SdkSession } from "./harness/sdk.ts";
+import { textOf, toolEnds } from "./harness/transcript.ts";
+import { answer, callTools, monitorCall } from "./harness/turns.ts";
 
-let sdk: MonitorSession;
+let sdk: SdkSession;
 
 beforeAll(async () => {
-  sdk = await startMonitorSession();
+  sdk = await startSdkSession();
 });
 
 afterAll(async () => {
@@ -145,7 +147,7 @@ describe("the spec's five cases", () => {
   });
 
   it("case 5: in a UI session a monitor-only batch is acknowledged and ends the turn", async () => {
-    const ui = await startMonitorSession({ mode: "rpc" });
+    const ui = await startSdkSession({ mode: "rpc" });
     try {
       ui.script(
         callTools(monitorCall({ command: "echo DONE", description: "background verification", result_pattern: "^DONE$" })),

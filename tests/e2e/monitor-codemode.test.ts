@@ -5,13 +5,15 @@
  * run makes all eight commands fail and checks that every failure reaches the model with its diagnostics.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { answer, callTools, customMessages, startMonitorSession, textOf, toolEnds, type MonitorSession } from "./monitor-harness.ts";
+import { startSdkSession, type SdkSession } from "./harness/sdk.ts";
+import { customMessages, textOf, toolEnds } from "./harness/transcript.ts";
+import { answer, callTools } from "./harness/turns.ts";
 
-let sdk: MonitorSession;
+let sdk: SdkSession;
 
 beforeAll(async () => {
   // A UI session: top-level monitor-only batches would be asynchronous here, nested ones must not be.
-  sdk = await startMonitorSession({ mode: "rpc", codemode: true });
+  sdk = await startSdkSession({ mode: "rpc", codemode: true });
 });
 
 afterAll(async () => {

@@ -10,27 +10,20 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
+import { startSdkSession, type SdkSession, type SdkSessionOptions } from "./harness/sdk.ts";
+import { customMessages, textOf, toolEnds } from "./harness/transcript.ts";
+import { answer, callTools, monitorCall } from "./harness/turns.ts";
 import { pollUntil } from "./harness/wait.ts";
-import {
-  answer,
-  callTools,
-  customMessages,
-  monitorCall,
-  startMonitorSession,
-  textOf,
-  toolEnds,
-  type MonitorSession,
-} from "./monitor-harness.ts";
 
 const MESSAGE_TYPE = "pi-jobs.monitor";
-const open: MonitorSession[] = [];
+const open: SdkSession[] = [];
 
 afterEach(async () => {
   await Promise.allSettled(open.splice(0).map((sdk) => sdk.dispose()));
 });
 
-async function session(options: Parameters<typeof startMonitorSession>[0]): Promise<MonitorSession> {
-  const sdk = await startMonitorSession(options);
+async function session(options: SdkSessionOptions): Promise<SdkSession> {
+  const sdk = await startSdkSession(options);
   open.push(sdk);
   return sdk;
 }
@@ -50,7 +43,7 @@ function pidAlive(pid: number): boolean {
 }
 
 /** Waits a little longer than any stray duplicate would need to show up, then returns the monitor messages. */
-async function settledMessages(sdk: MonitorSession): Promise<ReturnType<typeof customMessages>> {
+async function settledMessages(sdk: SdkSession): Promise<ReturnType<typeof customMessages>> {
   await sleep(300);
   return customMessages(sdk.events, MESSAGE_TYPE);
 }
@@ -287,7 +280,7 @@ describe("rpc: delivery details", () => {
 describe("/reload", () => {
   it("a monitor started before /reload is delivered after it, once; new monitors run on the adopted runtime", async () => {
     const notes: string[] = [];
-    const sdk = await session({ mode: "rpc", onNotify: (message) => notes.push(message) });
+    const sdk = await session({ mode: "rpc", ui: { notify: (message) => notes.push(message) } });
     sdk.script(
       callTools(monitorCall({ command: gated("go"), description: "survives reload", result_pattern: "^DONE$" })),
       answer("woken after reload"),

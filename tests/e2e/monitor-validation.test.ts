@@ -8,14 +8,16 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CANCEL_MARKER } from "../fixtures/monitor-abort.ts";
-import { REPO_ROOT } from "./harness/paths.ts";
-import { answer, callTools, monitorCall, startMonitorSession, textOf, toolEnds, type MonitorSession } from "./monitor-harness.ts";
+import { PI_JOBS_ENTRY, REPO_ROOT } from "./harness/paths.ts";
+import { startSdkSession, type SdkSession } from "./harness/sdk.ts";
+import { textOf, toolEnds } from "./harness/transcript.ts";
+import { answer, callTools, monitorCall } from "./harness/turns.ts";
 
-let sdk: MonitorSession;
+let sdk: SdkSession;
 
 beforeAll(async () => {
   // No UI host: valid calls answer with their report directly, so no wake can outlive its test.
-  sdk = await startMonitorSession({ extensions: [join(REPO_ROOT, "tests", "fixtures", "monitor-abort.ts")] });
+  sdk = await startSdkSession({ extensions: [PI_JOBS_ENTRY, join(REPO_ROOT, "tests", "fixtures", "monitor-abort.ts")] });
 });
 
 afterAll(async () => {

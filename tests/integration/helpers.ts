@@ -3,8 +3,8 @@
  * waits with deadlines (never fixed sleeps alone).
  */
 import { readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { groupMembers } from "../../actors/process-group.ts";
+import { jobRequest, MONITOR_LOG_BYTES } from "../../bench/shared.ts";
 import { createJobRuntime, type RuntimeOptions, type SupervisedRuntime } from "../../host/runtime.ts";
 import type { StartRequest } from "../../host/runtime-api.ts";
 
@@ -12,19 +12,9 @@ export function runtimeFor(options: RuntimeOptions = {}): SupervisedRuntime {
   return createJobRuntime({ warm: 1, checkMessages: true, ...options });
 }
 
+/** The benchmarks' shell job, with a shorter deadline and a log quota that stops the job rather than truncating. */
 export function shellJob(command: string, overrides: Partial<StartRequest> = {}): StartRequest {
-  return {
-    kind: "shell",
-    command,
-    shell: "/bin/sh",
-    cwd: tmpdir(),
-    io: { kind: "pipes", stdin: false },
-    timeoutMs: 60_000,
-    killGraceMs: 1000,
-    log: { maxBytes: 16 * 1024 * 1024, onQuota: "stop" },
-    label: command.slice(0, 40),
-    ...overrides,
-  };
+  return jobRequest(command, { timeoutMs: 60_000, log: { maxBytes: MONITOR_LOG_BYTES, onQuota: "stop" }, ...overrides });
 }
 
 export async function waitFor<T>(probe: () => T | Promise<T>, timeoutMs = 10_000, what = "condition"): Promise<NonNullable<T>> {

@@ -278,7 +278,8 @@ describe("PTY sessions", () => {
 
 describe("list_sessions, set_on_exit, kill_session", () => {
   it("lists running and completed jobs without consuming output", async () => {
-    const running = await started("echo r; sleep 30");
+    // Both print only after their start call's 250 ms wait, so that output is still pending when listed.
+    const running = await started("sleep 0.5; echo r; sleep 30");
     const done = await started("sleep 0.5; echo d");
     await waitFor(() => service.list({}).completed_count === 1, 10_000, "one completion");
     await waitFor(() => service.list({}).sessions.every((s) => s.output_bytes_total === 2), 10_000, "output counted");

@@ -3,6 +3,9 @@
  * their paths by Pi's own loader (as in production), answered by the scripted faux model. Fast and
  * deterministic, so most end-to-end tests take this shape.
  *
+ * The harness records what a test needs to check from outside: every session event, every request the model
+ * received (whichever way its answer was queued), and every error Pi's extension runner reported.
+ *
  * Isolation: the session's agent dir, auth, model store and settings live in a fresh temp dir; nothing reads the
  * user's ~/.pi. As a backstop for code that asks Pi for "the agent dir" without being handed one, the process
  * environment points PI_CODING_AGENT_DIR at a private temp dir too.
@@ -10,7 +13,9 @@
 import {
   fauxProvider,
   type FauxProviderHandle,
+  type FauxResponseFactory,
   type FauxResponseStep,
+  type Message,
 } from "@earendil-works/pi-ai";
 import {
   createAgentSession,
@@ -24,10 +29,14 @@ import {
   type AgentSessionEvent,
   type EventBus,
   type ExtensionContext,
+  type ExtensionError,
+  type ExtensionUIContext,
+  type InlineExtension,
 } from "@earendil-works/pi-coding-agent";
 import { isAbsolute, join, resolve } from "node:path";
 import { FAUX_MODEL, FAUX_PROVIDER, scriptedResponses, type FauxStep } from "../../fixtures/faux-provider.ts";
-import { makeTempDir, removeDir, REPO_ROOT } from "./paths.ts";
+import { makeTempDir, PI_JOBS_ENTRY, removeDir, REPO_ROOT } from "./paths.ts";
+import { quietUi } from "./quiet-ui.ts";
 import { DEFAULT_WAIT_MS, pollUntil } from "./wait.ts";
 
 type Script =
@@ -38,8 +47,13 @@ type Script =
 export type SdkSessionOptions = Script & {
   /** Working directory of the session; a fresh temp dir (removed on dispose) when omitted. */
   cwd?: string;
-  /** Extension paths (absolute, or relative to the repository root), loaded through Pi's own loader. */
-  extensions: string[];
+  /**
+   * Extension paths (absolute, or relative to the repository root), loaded in order through Pi's own loader.
+   * pi-jobs itself when omitted; `[]` leaves it out (a session that only holds restored history, for example).
+   */
+  extensions?: string[];
+  /** Extensions given as factories (an instrumented bridge, say), loaded after the paths. */
+  extensionFactories?: InlineExtension[];
   /** Load Pi's codemode extension and make the `codemode` tool active. */
   codemode?: boolean;
   /** Persist the session under this directory (else in memory). */
@@ -50,11 +64,21 @@ export type SdkSessionOptions = Script & {
   tokensPerSecond?: number;
   /** The mode extensions see (`ctx.mode`); "print" when omitted, as Pi's SDK binds it. */
   mode?: ExtensionContext["mode"];
+  /**
+   * Bind a UI host made of these methods (commands such as /jobs report through `notify`); every other UI call
+   * does nothing and answers nothing. Without it Pi binds no UI, as its SDK does.
+   */
+  ui?: Partial<ExtensionUIContext>;
 };
+
+/** One request as the scripted model received it. */
+export interface ModelRequest {
+  messages: Message[];
+}
 
 export interface SdkSession {
   session: AgentSession;
-  /** The scripted model: append responses mid-test, read its call count. */
+  /** The scripted model: append responses mid-test, read its call count. Every answer it gives is recorded. */
   faux: FauxProviderHandle;
   eventBus: EventBus;
   cwd: string;
@@ -63,6 +87,12 @@ export interface SdkSession {
   extensionPaths: string[];
   /** Every event from `session.subscribe`, in order. */
   readonly events: readonly AgentSessionEvent[];
+  /** Every request the model received, in order. */
+  readonly requests: readonly ModelRequest[];
+  /** Every error Pi's extension runner reported (a throwing handler, a failed command), in order. */
+  readonly extensionErrors: readonly ExtensionError[];
+  /** Queue model answers after those already queued. */
+  script(...steps: FauxResponseStep[]): void;
   /** `session.prompt`: resolves when the run settles (or at once for a command that starts none). */
   prompt(text: string): Promise<void>;
   /** First recorded event (past or future) matching `predicate`; `index` lets a test look only past a mark. */
@@ -70,6 +100,8 @@ export interface SdkSession {
   /** Until at least `count` agent_settled events have been seen. */
   waitForSettled(count: number, timeoutMs?: number): Promise<void>;
   settledCount(): number;
+  /** Events since a mark (an index into `events`). */
+  since(mark: number): AgentSessionEvent[];
   eventsOf<K extends AgentSessionEvent["type"]>(type: K): Extract<AgentSessionEvent, { type: K }>[];
   /** Emits session_shutdown (reason "quit") as the CLI does on exit, disposes the session, removes temp dirs. */
   dispose(): Promise<void>;
@@ -112,7 +144,25 @@ function describeEvents(events: readonly AgentSessionEvent[]): string {
     .join(", ");
 }
 
-export async function startSdkSession(options: SdkSessionOptions): Promise<SdkSession> {
+/**
+ * The faux handle with its queueing wrapped, so each answer notes the request it answers: a test that appends
+ * through `faux` directly is recorded too.
+ */
+function recordingFaux(faux: FauxProviderHandle, requests: ModelRequest[]): FauxProviderHandle {
+  const record =
+    (step: FauxResponseStep): FauxResponseFactory =>
+    (context, ...rest) => {
+      requests.push({ messages: [...context.messages] });
+      return typeof step === "function" ? step(context, ...rest) : step;
+    };
+  return {
+    ...faux,
+    setResponses: (steps) => faux.setResponses(steps.map(record)),
+    appendResponses: (steps) => faux.appendResponses(steps.map(record)),
+  };
+}
+
+export async function startSdkSession(options: SdkSessionOptions = {}): Promise<SdkSession> {
   acquireProcessEnv();
   const ownedDirs: string[] = [];
   const agentDir = makeTempDir("agent");
@@ -131,11 +181,15 @@ export async function startSdkSession(options: SdkSessionOptions): Promise<SdkSe
   };
 
   try {
-    const faux = fauxProvider({
-      provider: FAUX_PROVIDER,
-      models: [{ id: FAUX_MODEL }],
-      ...(options.tokensPerSecond === undefined ? {} : { tokensPerSecond: options.tokensPerSecond }),
-    });
+    const requests: ModelRequest[] = [];
+    const faux = recordingFaux(
+      fauxProvider({
+        provider: FAUX_PROVIDER,
+        models: [{ id: FAUX_MODEL }],
+        ...(options.tokensPerSecond === undefined ? {} : { tokensPerSecond: options.tokensPerSecond }),
+      }),
+      requests,
+    );
     faux.setResponses(options.responses ?? scriptedResponses(options.steps ?? []));
 
     const modelRuntime = await ModelRuntime.create({
@@ -148,6 +202,7 @@ export async function startSdkSession(options: SdkSessionOptions): Promise<SdkSe
 
     const settingsManager = SettingsManager.inMemory();
     const eventBus = createEventBus();
+    const factories = [...(options.codemode === true ? [createCodemodeExtension()] : []), ...(options.extensionFactories ?? [])];
     const resourceLoader = new DefaultResourceLoader({
       cwd,
       agentDir,
@@ -158,8 +213,8 @@ export async function startSdkSession(options: SdkSessionOptions): Promise<SdkSe
       noPromptTemplates: true,
       noThemes: true,
       noContextFiles: true,
-      additionalExtensionPaths: options.extensions.map((path) => (isAbsolute(path) ? path : resolve(REPO_ROOT, path))),
-      ...(options.codemode === true ? { extensionFactories: [createCodemodeExtension()] } : {}),
+      additionalExtensionPaths: (options.extensions ?? [PI_JOBS_ENTRY]).map((path) => (isAbsolute(path) ? path : resolve(REPO_ROOT, path))),
+      ...(factories.length > 0 ? { extensionFactories: factories } : {}),
     });
     await resourceLoader.reload();
     const loaded = resourceLoader.getExtensions();
@@ -218,8 +273,13 @@ export async function startSdkSession(options: SdkSessionOptions): Promise<SdkSe
       if (failure !== undefined) throw failure;
     };
 
+    const extensionErrors: ExtensionError[] = [];
     try {
-      await session.bindExtensions(options.mode === undefined ? {} : { mode: options.mode });
+      await session.bindExtensions({
+        ...(options.mode === undefined ? {} : { mode: options.mode }),
+        ...(options.ui === undefined ? {} : { uiContext: quietUi(options.ui) }),
+        onError: (error) => void extensionErrors.push(error),
+      });
     } catch (error) {
       await dispose();
       throw error;
@@ -234,6 +294,9 @@ export async function startSdkSession(options: SdkSessionOptions): Promise<SdkSe
       agentDir,
       extensionPaths: loaded.extensions.map((extension) => extension.resolvedPath),
       events,
+      requests,
+      extensionErrors,
+      script: (...steps) => faux.appendResponses(steps),
       prompt: (text) => session.prompt(text),
       waitFor: (predicate, timeoutMs = DEFAULT_WAIT_MS) =>
         pollUntil(() => events.find(predicate), {
@@ -249,6 +312,7 @@ export async function startSdkSession(options: SdkSessionOptions): Promise<SdkSe
         });
       },
       settledCount,
+      since: (mark) => events.slice(mark),
       eventsOf: <K extends AgentSessionEvent["type"]>(type: K) =>
         events.filter((event): event is Extract<AgentSessionEvent, { type: K }> => event.type === type),
       dispose,
