@@ -140,7 +140,7 @@ export async function benchIngest(): Promise<IngestResult> {
 
 export function ingestRows(result: IngestResult): Row[] {
   const cell = (figures: VariantFigures) =>
-    `${ms(figures.wall.median)} median (min ${ms(figures.wall.min)}); CPU here ${ms(figures.cpu.median)}`;
+    `${ms(figures.wall.median)} median (min ${ms(figures.wall.min)}); process CPU ${ms(figures.cpu.median)}`;
   return [
     {
       benchmark: `ingest: \`${result.command}\` (${(result.bytes / 1e6).toFixed(1)} MB, ${result.rounds} rounds)`,

@@ -8,7 +8,7 @@
  * loaded from TypeScript source (a checkout) and from dist/ (an installed copy) are measured apart: every thread
  * that strips types carries the stripper with it.
  *
- * Run directly (`node --expose-gc bench/memory.ts --child`) it prints the figures as JSON.
+ * Run directly (`node --expose-gc bench/memory.ts --child shell|monitor source|compiled`) it prints one reading as JSON.
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -132,17 +132,23 @@ export async function benchMemory(): Promise<MemoryResult> {
 }
 
 export function memoryRows(result: MemoryResult): Row[] {
-  const rows: Row[] = result.readings.map((reading, index) => ({
-    benchmark: index === 0 ? `memory: ${reading.actors} idle actors (\`sleep 60\`)` : "",
-    variant: `${reading.kind === "monitor" ? "monitors" : "shell jobs"}, ${reading.workers === "compiled" ? "compiled workers (installed copy)" : "TypeScript workers (checkout)"}`,
-    result: `${mb(reading.perActor)} per actor (RSS ${mb(reading.before)} → ${mb(reading.alive)}, ${reading.threadsAlive} threads); idle warm thread ${mb(reading.perWarmThread)}`,
-    target: `≤ ${PER_ACTOR_TARGET_BYTES / (1024 * 1024)} MiB each`,
-    met: reading.perActor <= PER_ACTOR_TARGET_BYTES,
-  }));
-  return rows;
+  const target = `≤ ${PER_ACTOR_TARGET_BYTES / (1024 * 1024)} MiB each`;
+  return result.readings.map((reading, index) => {
+    const kind = reading.kind === "monitor" ? "monitors" : "shell jobs";
+    const workers = reading.workers === "compiled" ? "compiled workers (installed copy)" : "TypeScript workers (checkout)";
+    const rss = `RSS ${mb(reading.before)} → ${mb(reading.alive)}, ${reading.threadsAlive} threads`;
+    return {
+      benchmark: index === 0 ? `memory: ${reading.actors} idle actors (\`sleep 60\`)` : "",
+      variant: `${kind}, ${workers}`,
+      result: `${mb(reading.perActor)} per actor (${rss}); idle warm thread ${mb(reading.perWarmThread)}`,
+      target,
+      met: reading.perActor <= PER_ACTOR_TARGET_BYTES,
+    };
+  });
 }
 
 const childAt = process.argv.indexOf("--child");
 if (childAt >= 0 && process.argv[1] === fileURLToPath(import.meta.url)) {
-  await child(process.argv[childAt + 1] === "monitor" ? "monitor" : "shell", process.argv[childAt + 2] === "compiled" ? "compiled" : "source");
+  const kind = process.argv[childAt + 1] === "monitor" ? "monitor" : "shell";
+  await child(kind, process.argv[childAt + 2] === "compiled" ? "compiled" : "source");
 }

@@ -120,18 +120,21 @@ function readNaively(pattern: RegExp): Promise<{ bytes: number; lines: number; m
     let bytes = 0;
     let lines = 0;
     let matches = 0;
-    let rest = "";
-    const onChunk = (chunk: Buffer) => {
-      bytes += chunk.length;
-      const parts = (rest + chunk.toString("utf8")).split("\n");
-      rest = parts.pop() ?? "";
-      for (const line of parts) {
-        lines += 1;
-        if (pattern.test(line)) matches += 1;
-      }
+    // Each stream keeps its own unterminated line.
+    const reader = () => {
+      let rest = "";
+      return (chunk: Buffer) => {
+        bytes += chunk.length;
+        const parts = (rest + chunk.toString("utf8")).split("\n");
+        rest = parts.pop() ?? "";
+        for (const line of parts) {
+          lines += 1;
+          if (pattern.test(line)) matches += 1;
+        }
+      };
     };
-    child.stdout.on("data", onChunk);
-    child.stderr.on("data", onChunk);
+    child.stdout.on("data", reader());
+    child.stderr.on("data", reader());
     child.once("error", reject);
     child.once("close", () => resolve({ bytes, lines, matches }));
   });

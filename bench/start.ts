@@ -1,7 +1,8 @@
 /**
  * Start latency: from `start()` to the process running (the actor's `spawned` message reaching the host) and to
- * the first output batch of `echo x`, on a warm pool, on a cold worker (a fresh runtime with no warm thread, so
- * every start pays a thread start), and for a bare `child_process.spawn` to its 'spawn' event.
+ * the first output batch of `echo x`, on a warm pool and on a cold worker (a fresh runtime with no warm thread, so
+ * every start pays a thread start; workers from TypeScript source as in a checkout, and compiled as installed),
+ * beside a bare `child_process.spawn` to its 'spawn' event.
  */
 import { spawn } from "node:child_process";
 import type { MessagePort } from "node:worker_threads";

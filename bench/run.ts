@@ -1,0 +1,119 @@
+/**
+ * `npm run bench`: the runtime's benchmarks side by side in one run — ingest, host responsiveness, start latency and
+ * memory. Prints a markdown table, writes every figure with the machine's facts to bench/results/latest.json, and
+ * rewrites the generated part of docs/benchmarks.md (between its two markers; the prose around it is kept).
+ *
+ * `npm run bench -- --only=start,memory` runs a subset and only prints it: the saved results stay whole.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { ensureCompiledWorkers } from "./compiled.ts";
+import { benchIngest, ingestRows, type IngestResult } from "./ingest.ts";
+import { benchMemory, memoryRows, type MemoryResult } from "./memory.ts";
+import { benchResponsiveness, responsivenessRows, type ResponsivenessResult } from "./responsiveness.ts";
+import { machineFacts, sleep, type MachineFacts, type Row } from "./shared.ts";
+import { benchStart, startRows, type StartResult } from "./start.ts";
+
+const NAMES = ["ingest", "responsiveness", "start", "memory"] as const;
+type Name = (typeof NAMES)[number];
+
+interface Results {
+  machine: MachineFacts;
+  /** True when this run rebuilt dist/ before measuring the compiled workers. */
+  builtCompiledWorkers: boolean;
+  durationSeconds: number;
+  ingest?: IngestResult;
+  responsiveness?: ResponsivenessResult;
+  start?: StartResult;
+  memory?: MemoryResult;
+  table: Row[];
+}
+
+const BEGIN = "<!-- bench:results:begin (written by npm run bench) -->";
+const END = "<!-- bench:results:end -->";
+
+function selected(): Name[] {
+  const only = process.argv.find((arg) => arg.startsWith("--only="));
+  if (!only) return [...NAMES];
+  const names = only.slice("--only=".length).split(",");
+  for (const name of names) {
+    if (!(NAMES as readonly string[]).includes(name)) throw new Error(`unknown benchmark "${name}"; known: ${NAMES.join(", ")}`);
+  }
+  return names as Name[];
+}
+
+function verdict(met: boolean | null): string {
+  return met === null ? "" : met ? "met" : "**missed**";
+}
+
+function markdownTable(rows: readonly Row[]): string {
+  const lines = ["| benchmark | variant | result | target | verdict |", "| --- | --- | --- | --- | --- |"];
+  for (const row of rows) lines.push(`| ${row.benchmark} | ${row.variant} | ${row.result} | ${row.target} | ${verdict(row.met)} |`);
+  return lines.join("\n");
+}
+
+function machineLine(results: Results): string {
+  const m = results.machine;
+  return (
+    `Measured ${m.date.slice(0, 16).replace("T", " ")} UTC on ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, ` +
+    `${m.platform}/${m.arch}, Node ${m.node} (V8 ${m.v8}); load average ${m.loadAverage.join(" / ")} at the start; ` +
+    `the whole run took ${results.durationSeconds} s.`
+  );
+}
+
+function writeDoc(path: string, section: string): void {
+  const block = `${BEGIN}\n${section}\n${END}`;
+  if (!existsSync(path)) {
+    writeFileSync(path, `# Benchmarks\n\n\`npm run bench\` measures the runtime; its latest figures:\n\n${block}\n`);
+    return;
+  }
+  const doc = readFileSync(path, "utf8");
+  const begin = doc.indexOf(BEGIN);
+  const end = doc.indexOf(END);
+  const next = begin >= 0 && end > begin ? doc.slice(0, begin) + block + doc.slice(end + END.length) : `${doc.trimEnd()}\n\n${block}\n`;
+  writeFileSync(path, next);
+}
+
+async function main(): Promise<void> {
+  const names = selected();
+  const began = performance.now();
+  const machine = machineFacts();
+  console.error(`pi-jobs benchmarks: ${names.join(", ")} (Node ${machine.node}, ${machine.cpus} CPUs, load ${machine.loadAverage.join(" ")})`);
+  const needsCompiled = names.includes("start") || names.includes("memory");
+  const builtCompiledWorkers = needsCompiled ? ensureCompiledWorkers() : false;
+  if (builtCompiledWorkers) console.error("built dist/ (compiled workers) first: it was older than the source");
+
+  const results: Results = { machine, builtCompiledWorkers, durationSeconds: 0, table: [] };
+  for (const name of names) {
+    const at = performance.now();
+    console.error(`… ${name}`);
+    if (name === "ingest") results.ingest = await benchIngest();
+    else if (name === "responsiveness") results.responsiveness = await benchResponsiveness();
+    else if (name === "start") results.start = await benchStart();
+    else results.memory = await benchMemory();
+    console.error(`  ${name} took ${((performance.now() - at) / 1000).toFixed(1)} s`);
+    // Let the threads and processes of one benchmark wind down before the next one measures.
+    await sleep(1000);
+  }
+  results.durationSeconds = Math.round((performance.now() - began) / 1000);
+  results.table = [
+    ...(results.ingest ? ingestRows(results.ingest) : []),
+    ...(results.responsiveness ? responsivenessRows(results.responsiveness) : []),
+    ...(results.start ? startRows(results.start) : []),
+    ...(results.memory ? memoryRows(results.memory) : []),
+  ];
+  const table = markdownTable(results.table);
+  console.log(`${table}\n\n${machineLine(results)}`);
+
+  if (names.length !== NAMES.length) {
+    console.error("(a subset was run: bench/results/latest.json and docs/benchmarks.md are left as they were)");
+    return;
+  }
+  const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(`${resultsDir}latest.json`, `${JSON.stringify(results, null, 2)}\n`);
+  writeDoc(fileURLToPath(new URL("../docs/benchmarks.md", import.meta.url)), `${table}\n\n${machineLine(results)}`);
+  console.error("wrote bench/results/latest.json and docs/benchmarks.md");
+}
+
+await main();
