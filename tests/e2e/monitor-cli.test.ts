@@ -127,8 +127,9 @@ describe("asynchronous delivery in UI modes", () => {
     cleanups.push(() => tui.kill());
     await tui.waitForPane(/faux-1/, 30_000);
     await tui.type("start the monitor");
+    await tui.waitForPane(/start the monitor/);
     await tui.sendKeys("Enter");
-    await tui.waitForPane(/terminal_result=pending|Monitor started: tui verification/, 20_000);
+    await tui.waitForPane(/terminal_result=pending|Monitor started: tui verification|started · tui verification/, 30_000);
     // Run 1 is over: the model has not answered yet.
     expect(await tui.capture()).not.toContain("WOKEN-BY-REPORT");
     writeFileSync(join(cwd, "go"), "");

@@ -8,7 +8,8 @@ import { startTui, type TuiSession } from "./harness/tmux.ts";
 import { pollUntil } from "./harness/wait.ts";
 
 const EXTENSIONS = ["index.ts", "host/demo/extension.ts"];
-const DEMO = ["--model", "pi-jobs-demo/scripted-tour"];
+// Pi's own footer (it names the model, which says the TUI is ready); the metrics footer has its own tmux tests.
+const DEMO = ["--model", "pi-jobs-demo/scripted-tour", "--metrics-no-footer"];
 
 let tui: TuiSession | undefined;
 

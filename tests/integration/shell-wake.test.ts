@@ -53,7 +53,7 @@ describe("wake on exit", () => {
     // The default batching window (1 s quiet, 3 s at most).
     service.state = createShellState();
     service.state.onCompletion = () => wakes.schedule();
-    const ids = await Promise.all([start("sleep 1; printf 'S%sT_A\\n' ECRE"), start("sleep 1.5; printf 'S%sT_B\\n' ECRE"), start("sleep 1.9; printf 'S%sT_C\\n' ECRE")]);
+    const ids = await Promise.all([start("sleep 1; printf 'S%sT_A\\n' ECRE"), start("sleep 1.2; printf 'S%sT_B\\n' ECRE"), start("sleep 1.4; printf 'S%sT_C\\n' ECRE")]);
     const finished = await Promise.all(ids.map((id) => service.state.registry.get(id)!.handle.done));
     const spread = Math.max(...finished.map((r) => r.endedAt)) - Math.min(...finished.map((r) => r.endedAt));
     expect(spread).toBeLessThan(1000);
