@@ -148,6 +148,12 @@ class JobActor implements ActorControl {
     this.injectFault();
 
     await exited;
+    // Whatever is left in the pipes is bounded (the kernel's buffers), and it must all be read before the job can end:
+    // backpressure may slow a running writer, never lose the last words of one that exited.
+    if (this.readPaused) {
+      this.readPaused = false;
+      proc.resume();
+    }
     // The shell is gone; reclaim descendants still in its group (they may hold our pipes open), unless a stop is
     // already doing exactly that.
     const cleanup = await (this.stopping ?? stopGroup(proc.pid, { signal: "SIGTERM", graceMs: this.spec.killGraceMs }));
@@ -199,7 +205,8 @@ class JobActor implements ActorControl {
   }
 
   private applyPause(): void {
-    const shouldPause = this.hostBehind || this.matcherBehind;
+    // After the process exited, only its last buffered output is left to read: never pause that (see run()).
+    const shouldPause = (this.hostBehind || this.matcherBehind) && !this.processExited;
     if (shouldPause === this.readPaused || !this.proc) return;
     this.readPaused = shouldPause;
     if (shouldPause) this.proc.pause();

@@ -2,7 +2,7 @@
  * The job runtime with real processes, real worker threads and real PTYs: spawning, output batches, stop and
  * reclaim of whole process groups, the supervisor's takeover of crashed and hung actors, and clean shutdown.
  */
-import { readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -40,6 +40,45 @@ describe("job runtime", () => {
     expect(retained.lines.filter((line) => line.source === "stdout").at(-1)?.text).toBe("200000");
     expect(retained.droppedLines).toBeGreaterThan(0);
     expect(result.cleanup).toBe("confirmed");
+  });
+
+  it("pauses the writer while the host is behind, and loses nothing when it exits meanwhile", async () => {
+    runtime = runtimeFor();
+    const stats = join(mkdtempSync(join(tmpdir(), "pi-jobs-test-")), "dd-stats");
+    // A writer on a non-blocking stdout that gives up once the pipe has stayed full for 300 ms, i.e. once the actor
+    // has paused its reader: the job ends with its last bytes still in the pipe, and it records what it wrote.
+    const writer = [
+      "import os, sys, time",
+      "os.set_blocking(1, False)",
+      "total, stuck = 0, None",
+      "while total < 64 << 20:",
+      "    try:",
+      "        total += os.write(1, b'x' * 16384)",
+      "        stuck = None",
+      "    except BlockingIOError:",
+      "        stuck = stuck or time.monotonic()",
+      "        if time.monotonic() - stuck > 0.3: break",
+      "        time.sleep(0.005)",
+      `open(${JSON.stringify(stats)}, 'w').write(str(total))`,
+    ].join("\n");
+    const job = runtime.start(shellJob(`sleep 0.5; python3 -c '${writer.replaceAll("'", "'\\''")}'`));
+    let paused = false;
+    job.onNotice((notice) => {
+      if (notice.kind === "paused") paused = true;
+    });
+    await waitFor(() => job.phase() === "running", 10_000, "spawn");
+    // Block the host thread while the job writes: no batch is taken in and no credit goes back.
+    const until = performance.now() + 2500;
+    while (performance.now() < until) {
+      // busy
+    }
+    const result = await job.done;
+    const written = Number(readFileSync(stats, "utf8"));
+    expect(paused).toBe(true);
+    expect(written).toBeGreaterThan(1024 * 1024);
+    expect(result.totals.bytes).toBe(written);
+    expect(job.figures().bytes).toBe(written);
+    expect(result.log.bytes).toBe(written);
   });
 
   it("labels each retained line with its source", async () => {
