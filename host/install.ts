@@ -17,7 +17,7 @@ import { installUi } from "./ui/install.ts";
 export function installHost(pi: ExtensionAPI): void {
   const lifecycle = installLifecycle(pi);
   const monitors = installMonitors(pi, lifecycle);
-  const shell = installShellJobs(pi, () => lifecycle.runtime(), { sessionsCommand: false });
+  const shell = installShellJobs(pi, lifecycle, { sessionsCommand: false });
   installUi(pi, { lifecycle, monitors: monitors.service, shell: () => shell.service });
   // One 250 ms sampler for the host actor: the metrics recorder and the job-runtime figures share it.
   const rates = createJobRates(() => lifecycle.runtime());

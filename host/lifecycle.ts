@@ -44,6 +44,8 @@ export function installLifecycle(pi: ExtensionAPI, options: RuntimeOptions = {})
       park(state);
       return;
     }
+    // Each part ends its own jobs first (a monitor stopped this way delivers nothing into a closing session), then
+    // the runtime makes sure every group is gone and every worker has ended.
     for (const take of parkers.values()) await take().abandon();
     await owned?.shutdown();
   });

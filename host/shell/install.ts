@@ -5,6 +5,8 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
+import type { Parkable } from "../handover.ts";
+import type { Lifecycle } from "../lifecycle.ts";
 import type { JobRuntime } from "../runtime-api.ts";
 import { SHELL_JOBS_GUIDANCE } from "./guidance.ts";
 import { WAKE_MESSAGE_TYPE } from "./notices.ts";
@@ -20,7 +22,7 @@ import {
   setOnExitText,
 } from "./result.ts";
 import { ShellService, stopAllIn, type CallContext, type ShellServiceOptions } from "./service.ts";
-import { adoptState, createShellState, parkState, type ShellState } from "./state.ts";
+import { createShellState, type ShellState } from "./state.ts";
 import { WakeScheduler } from "./wake-delivery.ts";
 import type { WakeTiming } from "./wake-ledger.ts";
 
@@ -41,7 +43,14 @@ export interface ShellJobs {
   wakes: WakeScheduler;
 }
 
-export function installShellJobs(pi: ExtensionAPI, runtime: () => JobRuntime, options: ShellJobsOptions = {}): ShellJobs {
+const PARK_KEY = "shell";
+
+interface ParkedShell extends Parkable {
+  state: ShellState;
+}
+
+export function installShellJobs(pi: ExtensionAPI, lifecycle: Lifecycle, options: ShellJobsOptions = {}): ShellJobs {
+  const runtime = (): JobRuntime => lifecycle.runtime();
   const service = new ShellService(createShellState({ capacity: options.capacity, wakeTiming: options.wakeTiming }), { ...options, runtime });
   const wakes = new WakeScheduler(
     () => service.state,
@@ -51,7 +60,13 @@ export function installShellJobs(pi: ExtensionAPI, runtime: () => JobRuntime, op
         { deliverAs: "followUp", triggerTurn: true },
       ),
   );
-  const abandon = (state: ShellState): Promise<void> => stopAllIn(state);
+  lifecycle.onPark(PARK_KEY, () => {
+    const state = service.state;
+    // Completions while parked are kept in the ledger; the adopting instance schedules their wake.
+    state.onCompletion = () => {};
+    const parked: ParkedShell = { state, abandon: () => stopAllIn(state) };
+    return parked;
+  });
 
   registerTools(pi, service);
   if (options.sessionsCommand !== false) registerCommand(pi, service);
@@ -61,13 +76,10 @@ export function installShellJobs(pi: ExtensionAPI, runtime: () => JobRuntime, op
     default: false,
   });
 
-  pi.on("session_start", (event) => {
-    const parked = adoptState(abandon);
-    if (parked !== null) {
-      // Only a reload continues the previous instance's jobs; any other start owns nothing from before.
-      if (event.reason === "reload") service.state = parked;
-      else void abandon(parked);
-    }
+  pi.on("session_start", () => {
+    // Parked state exists only after /reload: that is the one start that continues the previous instance's jobs.
+    const parked = lifecycle.adopted<ParkedShell>(PARK_KEY);
+    if (parked) service.state = parked.state;
     service.state.closing = false;
     service.state.onCompletion = () => wakes.schedule();
     if (pi.getFlag(KEEP_BUILTIN_BASH_FLAG) !== true) {
@@ -82,10 +94,8 @@ export function installShellJobs(pi: ExtensionAPI, runtime: () => JobRuntime, op
 
   pi.on("session_shutdown", async (event) => {
     wakes.stop();
-    if (event.reason === "reload") {
-      parkState(service.state, abandon);
-      return;
-    }
+    // On /reload the lifecycle has parked the state already (onPark above).
+    if (event.reason === "reload") return;
     // New, resumed or forked sessions and quit: this session's jobs end with it.
     await service.stopAll();
     service.state = createShellState({ capacity: options.capacity, wakeTiming: options.wakeTiming });
