@@ -4,7 +4,9 @@
  * writes, DCS/SOS/PM/APC strings, and their 8-bit C1 introducers) are removed, because a coloured build log shown
  * with its codes spelled out would be unreadable. Every other control character is shown as a visible escape
  * (`\t`, `\r`, `\x07`, `\u0085`), so tabs and carriage returns cannot move the cursor and corrupt the cell layout.
- * Bidirectional overrides are escaped as well: they could make text read differently from what it is.
+ * Bidirectional overrides are escaped as well: they could make text read differently from what it is. So is a lone
+ * UTF-16 surrogate (a model's JSON may carry one): it reaches the terminal as U+FFFD in one cell, while pi-tui
+ * counts it as none, so a full-width line holding one would wrap.
  */
 
 export interface Sanitized {
@@ -20,8 +22,9 @@ export interface Sanitized {
 const SEQUENCE =
   /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]?|(?:\u001b\]|\u009d)[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)?|(?:\u001b[PX^_]|[\u0090\u0098\u009e\u009f])[^\u001b\u009c]*(?:\u001b\\|\u009c)?|\u001b[ -/]*[0-~]/g;
 
-// C0 (newline handled by the caller), DEL, C1, line/paragraph separators, bidi embeddings, overrides and isolates.
-const UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+// C0 (newline handled by the caller), DEL, C1, line/paragraph separators, bidi embeddings, overrides and isolates,
+// and surrogates that are not half of a pair.
+const UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 const hex = (code: number, digits: number): string => code.toString(16).padStart(digits, "0");
 

@@ -115,7 +115,8 @@ export function installMetrics(pi: ExtensionAPI, options: MetricsOptions): void 
         latestAgent === undefined
           ? null
           : {
-              label: latestAgent.snapshot.agentId.slice(0, 12),
+              // Cut by code points: an id of astral characters must not end in half of one.
+              label: [...latestAgent.snapshot.agentId].slice(0, 12).join(""),
               ttftMs: latestAgent.snapshot.ttftMs,
               effTps: latestAgent.effTps,
               state: latestAgent.displayState,

@@ -6,7 +6,24 @@
  */
 import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
 import type { FooterModel } from "../../host/metrics/snapshot.ts";
+import { safe } from "../sanitize.ts";
 import { fmtBytes, fmtCost, fmtCount, fmtMs, fmtPct, fmtTps, qualifierText } from "./format.ts";
+
+/**
+ * The footer's free-text fields come from the outside world (a directory name, a git branch, a session name, a
+ * model id): no control sequence in them may reach the terminal, and each must measure what it displays.
+ */
+function withSafeText(m: FooterModel): FooterModel {
+  const optional = (text: string | null) => (text === null ? null : safe(text));
+  return {
+    ...m,
+    cwd: safe(m.cwd),
+    gitBranch: optional(m.gitBranch),
+    sessionName: optional(m.sessionName),
+    model: optional(m.model),
+    thinkingLevel: optional(m.thinkingLevel),
+  };
+}
 
 export interface FooterStyle {
   accent(s: string): string;
@@ -145,8 +162,9 @@ function headerGroups(m: FooterModel, s: FooterStyle): Group[] {
   return g;
 }
 
-export function renderFooter(m: FooterModel, width: number, s: FooterStyle = PLAIN_STYLE): FooterLayout {
+export function renderFooter(model: FooterModel, width: number, s: FooterStyle = PLAIN_STYLE): FooterLayout {
   if (width <= 0) return { lines: [], button: null, omitted: 0 };
+  const m = withSafeText(model);
   const buttonText = m.collapsed ? (width >= 60 ? "[▸ Expand]" : "[▸]") : width >= 60 ? "[▾ Collapse]" : "[▾]";
   const bw = visibleWidth(buttonText);
   const withButton = (row: { text: string }, reserve: number): { line: string; button: FooterLayout["button"] } => {

@@ -2,6 +2,8 @@
  * Number formatting shared by the footer and the /metrics views. Unavailable values are "—", never an
  * invented zero.
  */
+import { safe } from "../sanitize.ts";
+
 export const DASH = "—";
 
 export function fmtMs(ms: number | null): string {
@@ -48,12 +50,14 @@ export function qualifierText(q: keyof typeof QUALIFIER_TEXT): string {
 
 /** Status text from other extensions: terminal sequences and control characters removed, one line. */
 export function sanitizeStatus(text: string): string {
-  return text
+  const flat = text
     .replace(/\u001b\[[0-?]*[ -/]*[@-~]/g, "")
     .replace(/\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)/g, "")
     .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ")
     .replace(/\s+/g, " ")
     .trim();
+  // What is left that a terminal would act on or mis-measure (bidi controls, lone surrogates) shows as an escape.
+  return safe(flat);
 }
 
 /** Exact known idle pairs only; anything unfamiliar stays visible. */
