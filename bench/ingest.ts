@@ -20,6 +20,11 @@ const COMMAND = `seq 1 ${LINES}`;
 const ROUNDS = 12;
 const WARMUP_ROUNDS = 2;
 export const INGEST_TARGET_RATIO = 1.5;
+/**
+ * The same ratio against the main thread's bare pipe read: reading a pipe at all costs about twice what the command
+ * costs writing to /dev/null, so this is the share of the time that is the runtime's own.
+ */
+export const INGEST_PIPE_TARGET_RATIO = 1.5;
 
 type Variant = "rawDevNull" | "rawPipe" | "shellJob" | "monitorJob";
 const VARIANTS: readonly Variant[] = ["rawDevNull", "rawPipe", "shellJob", "monitorJob"];
@@ -52,6 +57,8 @@ export interface IngestResult {
   monitorBytesPerSecond: number;
   target: string;
   met: boolean;
+  pipeTarget: string;
+  metVsPipe: boolean;
 }
 
 function runRaw(command: string, pipe: boolean): Promise<number> {
@@ -135,6 +142,8 @@ export async function benchIngest(): Promise<IngestResult> {
     monitorBytesPerSecond: Math.round(bytes / (median("monitorJob") / 1000)),
     target: `monitor job ≤ ${INGEST_TARGET_RATIO}× the raw command's wall time (stdout to /dev/null)`,
     met: ratios.monitorVsDevNull <= INGEST_TARGET_RATIO,
+    pipeTarget: `monitor job ≤ ${INGEST_PIPE_TARGET_RATIO}× the raw command read by the main thread through a pipe`,
+    metVsPipe: ratios.monitorVsPipe <= INGEST_PIPE_TARGET_RATIO,
   };
 }
 
@@ -169,6 +178,13 @@ export function ingestRows(result: IngestResult): Row[] {
       result: `${cell(result.monitorJob)}; **${result.ratios.monitorVsDevNull}× raw**, ${result.ratios.monitorVsPipe}× pipe`,
       target: `≤ ${INGEST_TARGET_RATIO}× raw`,
       met: result.met,
+    },
+    {
+      benchmark: "",
+      variant: "pi-jobs monitor against the pipe read (what any Node reader pays)",
+      result: `${result.ratios.monitorVsPipe}× pipe`,
+      target: `≤ ${INGEST_PIPE_TARGET_RATIO}× pipe`,
+      met: result.metVsPipe,
     },
   ];
 }

@@ -1,6 +1,14 @@
 import { spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { createMonitorEngine, ENGINE_LIMITS, tailStart, type EngineOptions, type MonitorEngine, type ProcessEnd } from "../../actors/monitor-engine.ts";
+import {
+  createMonitorEngine,
+  ENGINE_LIMITS,
+  quietLines,
+  tailStart,
+  type EngineOptions,
+  type MonitorEngine,
+  type ProcessEnd,
+} from "../../actors/monitor-engine.ts";
 import { createDiagnosticTail } from "../../actors/diagnostic-tail.ts";
 import type { FramedRecord } from "../../actors/framing.ts";
 import type { LineSource, MonitorContract, MonitorOutcome } from "../../mailbox/monitor.ts";
@@ -512,6 +520,248 @@ describe("the diagnostic tail shortcut", () => {
         for (const record of batch.slice(tailStart(batch))) shortcut.push(record.source, record.text);
         expect(shortcut.snapshot()).toEqual(full.snapshot());
       }
+    }
+  });
+});
+
+describe("lines no pattern can match are not framed, with the same outcome", () => {
+  const bytesOf = (text: string): Buffer => Buffer.from(text, "utf8");
+  const numbers = (from: number, count: number): string =>
+    Array.from({ length: count }, (_, i) => `${from + i}\n`).join("");
+
+  /** Cuts each piece into pieces under 1 KiB, which are always framed line by line: the reference. */
+  function small(pieces: [LineSource, Uint8Array][]): [LineSource, Uint8Array][] {
+    const out: [LineSource, Uint8Array][] = [];
+    for (const [source, bytes] of pieces) {
+      for (let at = 0; at < bytes.length; at += 999) out.push([source, bytes.subarray(at, at + 999)]);
+    }
+    return out;
+  }
+
+  async function outcomeOf(terms: MonitorContract, pieces: [LineSource, Uint8Array][], end: ProcessEnd): Promise<MonitorOutcome> {
+    const fed = direct(terms);
+    for (const [source, bytes] of pieces) fed.engine.push(source, bytes);
+    return fed.engine.finish(end);
+  }
+
+  /** The outcome of `pieces`, checked against the reference. */
+  async function sameAsFramingAll(terms: MonitorContract, pieces: [LineSource, Uint8Array][], end = exited(0)) {
+    const outcome = await outcomeOf(terms, pieces, end);
+    expect(outcome).toEqual(await outcomeOf(terms, small(pieces), end));
+    return outcome;
+  }
+
+  const never = contract("NEVER_MATCHES_THIS", null, "exit");
+
+  describe("quietLines", () => {
+    it("leaves the first line, and the newest 101 runs of lines with the partial line, to the framer", () => {
+      const chunk = bytesOf(`${numbers(0, 1000)}partial`);
+      const range = quietLines(chunk, [], ENGINE_LIMITS.maxLineBytes);
+      expect(range).toEqual({ from: "0\n".length, to: chunk.indexOf("899\n") });
+    });
+
+    it("counts a run of identical lines once, and lines that differ anywhere as different", () => {
+      const chunk = bytesOf(`${numbers(0, 3000)}${"same\n".repeat(300)}${numbers(1000, 100)}`);
+      expect(quietLines(chunk, [], ENGINE_LIMITS.maxLineBytes)?.to).toBe(chunk.indexOf("same\n"));
+      const alternating = (count: number, width: number) =>
+        Array.from({ length: count }, (_, i) => `${i % 2 === 0 ? "a" : "b"}${"x".repeat(width)}\n`).join("");
+      for (const width of [0, 1, 30, 100]) {
+        const lines = bytesOf(`${numbers(0, 3000)}!\n${alternating(101, width)}`);
+        expect(quietLines(lines, [], ENGINE_LIMITS.maxLineBytes)?.to).toBe(lines.indexOf("!\n") + 2);
+      }
+    });
+
+    it("finds a run's first line by its start, not by a longer line that ends the same way", () => {
+      const chunk = bytesOf(`${numbers(0, 3000)}xab\n${"ab\n".repeat(50)}${numbers(5000, 100)}`);
+      expect(quietLines(chunk, [], ENGINE_LIMITS.maxLineBytes)?.to).toBe(chunk.indexOf("xab\n") + 4);
+    });
+
+    it("frames a chunk whole when skipping could change something or would not pay", () => {
+      const flood = numbers(0, 1000);
+      const check = (text: string | Buffer, literals: Uint8Array[] = []) =>
+        quietLines(typeof text === "string" ? bytesOf(text) : text, literals, ENGINE_LIMITS.maxLineBytes);
+      expect(check(flood)).not.toBeNull();
+      // A literal among the lines that would be skipped; one only among those kept does not matter.
+      expect(check(flood, [bytesOf("123")])).toBeNull();
+      expect(check(flood, [bytesOf("NEVER"), bytesOf("999")])).not.toBeNull();
+      // A CR ends records too.
+      expect(check(`${flood}progress\r`)).toBeNull();
+      // Lines over the matching bound must be framed to fail the contract; one of exactly the bound need not.
+      expect(check(`${numbers(0, 100)}${"x".repeat(64 * 1024 + 1)}\n${flood}`)).toBeNull();
+      expect(check(`${numbers(0, 100)}${"x".repeat(64 * 1024)}\n${flood}`)).not.toBeNull();
+      // ... but once nothing can match (no literals to rule out), they are only output for the tail.
+      expect(quietLines(bytesOf(`${numbers(0, 100)}${"x".repeat(64 * 1024 + 1)}\n${flood}`), null, ENGINE_LIMITS.maxLineBytes)).not.toBeNull();
+      // Invalid UTF-8 where runs are counted: different bytes may be the same text.
+      expect(check(Buffer.concat([bytesOf(flood), Buffer.from([0xff, 0x0a, 0xfe, 0x0a])]))).toBeNull();
+      // Fewer than 101 runs, a flood of one line, a small chunk.
+      expect(check(numbers(0, 100))).toBeNull();
+      expect(check("y\n".repeat(5000))).toBeNull();
+      expect(check(numbers(0, 150).slice(0, 1000))).toBeNull();
+    });
+  });
+
+  it("a flood that never matches keeps the same tail and truncation", async () => {
+    const pieces: [LineSource, Uint8Array][] = [];
+    const flood = bytesOf(numbers(1, 200_000));
+    for (let at = 0; at < flood.length; at += 4096) pieces.push(["stdout", flood.subarray(at, at + 4096)]);
+    expect(pieces.filter(([, bytes]) => quietLines(bytes, [], ENGINE_LIMITS.maxLineBytes) !== null).length).toBeGreaterThan(100);
+    const outcome = await sameAsFramingAll(never, pieces);
+    expect(outcome).toMatchObject({ status: "result_missing", outputTruncated: true });
+    expect(outcome.output.map((line) => line.text)).toEqual(Array.from({ length: 100 }, (_, i) => String(199_901 + i)));
+  });
+
+  it("a match in the middle of a large chunk is found, in either mode", async () => {
+    const chunk = bytesOf(`${numbers(0, 5000)}DONE {"n": 1}\n${numbers(5000, 5000)}`);
+    const exitMode = await sameAsFramingAll(contract("^DONE (?<json>\\{.*\\})$", "FATAL", "exit"), [["stdout", chunk]]);
+    expect(exitMode).toMatchObject({ status: "success", result: { n: 1 } });
+    const matchMode = await sameAsFramingAll(contract("DONE"), [["stdout", chunk]], { cause: "contract", exitCode: null, signal: "SIGTERM" });
+    expect(matchMode).toMatchObject({ status: "success", matched: "DONE", stoppedBy: "match" });
+  });
+
+  it("a line that ends like the run after it is matched", async () => {
+    const chunk = bytesOf(`${numbers(0, 3000)}xab\n${"ab\n".repeat(50)}${numbers(5000, 100)}`);
+    expect(await sameAsFramingAll(contract("xab", null, "exit"), [["stdout", chunk]])).toMatchObject({ status: "success" });
+  });
+
+  it("a line an earlier chunk began is completed by the first line of a large chunk", async () => {
+    const split = await sameAsFramingAll(contract("^DONE$", null, "exit"), [
+      ["stdout", bytesOf("DO")],
+      ["stdout", bytesOf(`NE\n${numbers(0, 5000)}`)],
+    ]);
+    expect(split).toMatchObject({ status: "success", matched: "DONE" });
+    const crlf = await sameAsFramingAll(never, [
+      ["stdout", bytesOf("progress\r")],
+      ["stdout", bytesOf(`\n${numbers(0, 5000)}`)],
+    ]);
+    expect(crlf.output.at(-1)?.text).toBe("4999");
+  });
+
+  it("exit mode with a candidate still finds a later failure, and a later over-long line", async () => {
+    const terms = contract("^DONE$", "FATAL", "exit");
+    const candidate = bytesOf(`${numbers(0, 2000)}DONE\n${numbers(0, 2000)}`);
+    const failure = await sameAsFramingAll(terms, [
+      ["stdout", candidate],
+      ["stdout", bytesOf(`${numbers(0, 3000)}FATAL: late\n${numbers(0, 3000)}`)],
+    ]);
+    expect(failure).toMatchObject({ status: "failure", matched: "FATAL" });
+    const limit = await sameAsFramingAll(terms, [
+      ["stdout", candidate],
+      ["stdout", bytesOf(`${numbers(0, 3000)}${"x".repeat(64 * 1024 + 1)}\n${numbers(0, 3000)}`)],
+    ]);
+    expect(limit).toMatchObject({ status: "failure", reason: "matcher_line_limit" });
+    const fine = await sameAsFramingAll(terms, [
+      ["stdout", candidate],
+      ["stdout", bytesOf(`${numbers(0, 3000)}${"x".repeat(64 * 1024)}\n${numbers(0, 3000)}`)],
+    ]);
+    expect(fine).toMatchObject({ status: "success", matched: "DONE" });
+  });
+
+  it("an over-long line among lines that cannot match fails the contract", async () => {
+    for (const extra of [1, 2, 1000]) {
+      const chunk = bytesOf(`${numbers(0, 3000)}${"x".repeat(64 * 1024 + extra)}\n${numbers(0, 3000)}`);
+      const outcome = await sameAsFramingAll(never, [["stdout", chunk]]);
+      expect(outcome).toMatchObject({ status: "failure", reason: "matcher_line_limit" });
+    }
+    const exact = bytesOf(`${numbers(0, 3000)}${"x".repeat(64 * 1024)}\n${numbers(0, 3000)}`);
+    expect(await sameAsFramingAll(never, [["stdout", exact]])).toMatchObject({ status: "result_missing" });
+  });
+
+  it("a run the tail keeps is counted whole when the same line came before the skipped lines", async () => {
+    // The first line and the kept run are the same text: pushed next to each other they would merge into one
+    // entry with the wrong count, unless the kept runs are enough for that entry to be evicted anyway.
+    const chunk = bytesOf(`same\n${numbers(0, 300)}${"same\n".repeat(50)}${numbers(1000, 99)}`);
+    const outcome = await sameAsFramingAll(never, [["stdout", chunk]]);
+    expect(outcome.output[0]).toEqual({ source: "stdout", text: "same", count: 50, clipped: false });
+    expect(outcome.output).toHaveLength(100);
+  });
+
+  it("repeated, multi-byte, invalid UTF-8 and CR lines keep their counts and order", async () => {
+    const tails = [
+      Buffer.from("\xff\n\xfe\n".repeat(200), "latin1"),
+      bytesOf("é€😀\n".repeat(30) + "€\n".repeat(120)),
+      bytesOf("a\r\nb\rb\n".repeat(150)),
+      bytesOf("same\n".repeat(5000)),
+    ];
+    for (const tail of tails) {
+      const chunk = Buffer.concat([bytesOf(numbers(0, 3000)), tail, bytesOf(numbers(0, 50))]);
+      await sameAsFramingAll(never, [["stdout", chunk]]);
+    }
+  });
+
+  it("a pattern whose literal is half of a four-byte character still matches it", async () => {
+    // Without the `u` flag a regex sees UTF-16 code units: "\ud83d" is the first half of 😀, not bytes of its own.
+    const chunk = bytesOf(`${numbers(0, 3000)}smile 😀\n${numbers(0, 3000)}`);
+    const outcome = await sameAsFramingAll(contract("\ud83d", null, "exit"), [["stdout", chunk]]);
+    expect(outcome).toMatchObject({ status: "success", matched: "\ud83d" });
+  });
+
+  it("both sources keep their own partial lines and the tail their order", async () => {
+    const pieces: [LineSource, Uint8Array][] = [
+      ["stderr", bytesOf("warning: half a li")],
+      ["stdout", bytesOf(`${numbers(0, 3000)}half`)],
+      ["stderr", bytesOf(`ne\n${numbers(0, 2000)}tail`)],
+      ["stdout", bytesOf(` done\n${numbers(5000, 150)}`)],
+    ];
+    const outcome = await sameAsFramingAll(contract("NEVER", "FATAL", "exit"), pieces);
+    expect(outcome.output.at(-1)).toEqual({ source: "stderr", text: "tail", count: 1, clipped: false });
+  });
+
+  it("after a decision, later output only feeds the tail, skipped the same way", async () => {
+    const pieces: [LineSource, Uint8Array][] = [
+      ["stdout", bytesOf("READY\n")],
+      ["stdout", bytesOf(`${numbers(0, 3000)}${"x".repeat(70 * 1024)}\n${numbers(0, 3000)}`)],
+    ];
+    const outcome = await sameAsFramingAll(contract("READY"), pieces, { cause: "contract", exitCode: null, signal: "SIGTERM" });
+    expect(outcome).toMatchObject({ status: "success", matched: "READY" });
+    expect(outcome.output.at(-1)?.text).toBe("2999");
+  });
+
+  it("an idle sentinel at the end of a large chunk is still matched (match mode)", async () => {
+    const fed = direct(contract("^READY$"), { idleMs: 50 });
+    fed.push("stdout", `${numbers(0, 5000)}READY`);
+    expect(fed.engine.decided).toBe(false);
+    expect(await waitFor(() => fed.engine.decided, 5_000)).toBe(true);
+    expect(await fed.engine.finish({ cause: "contract", exitCode: null, signal: "SIGTERM" })).toMatchObject({
+      status: "success",
+      matched: "READY",
+    });
+  });
+
+  it("random output in random chunks gives the same outcome as framing every line", async () => {
+    let seed = 7;
+    const next = (): number => {
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+      return seed / 4_294_967_296;
+    };
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
+    const kinds: (() => Buffer)[] = [
+      () => bytesOf(`${Math.floor(next() * 1e6)}\n`),
+      () => bytesOf("same\n"),
+      () => bytesOf("\n"),
+      () => bytesOf(`${pick(["DONE", "FATAL x", "é€", "😀"])}\n`),
+      () => Buffer.from([pick([0xff, 0xfe]), 0x0a]),
+      () => bytesOf(pick(["a\r\n", "progress\r"])),
+      () => bytesOf(`${"x".repeat(64 * 1024 + pick([0, 1]))}\n`),
+      () => bytesOf(`${pick(["ab", "xab", "b"])}\n`.repeat(1 + Math.floor(next() * 300))),
+    ];
+    const terms = [never, contract("DONE", "FATAL", "exit"), contract("DONE", "FATAL"), contract("é€", null, "exit"), contract("xab", null, "exit")];
+    for (let trial = 0; trial < 40; trial++) {
+      // Mostly numbers, and a few other kinds of line, different in each trial.
+      const weights = kinds.map((_, i) => (i === 0 ? 1 : next() < 0.5 ? next() * (i === 6 ? 0.0005 : i === 7 ? 0.005 : 0.05) : 0));
+      const line = (): Buffer => {
+        let roll = next() * weights.reduce((sum, weight) => sum + weight, 0);
+        for (let i = 0; i < kinds.length; i++) {
+          roll -= weights[i] as number;
+          if (roll < 0) return (kinds[i] as () => Buffer)();
+        }
+        return (kinds[0] as () => Buffer)();
+      };
+      const pieces: [LineSource, Uint8Array][] = [];
+      for (let count = Math.floor(next() * 40); count > 0; count--) {
+        const lines = Array.from({ length: Math.floor(next() * 3000) }, line);
+        pieces.push([next() < 0.8 ? "stdout" : "stderr", Buffer.concat([...lines, bytesOf(pick(["", "", "partial"]))])]);
+      }
+      await sameAsFramingAll(pick(terms), pieces, pick([exited(0), exited(1), { cause: "timeout", exitCode: null, signal: "SIGTERM" }]));
     }
   });
 });

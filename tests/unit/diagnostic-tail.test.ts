@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { createDiagnosticTail, DIAGNOSTIC_TAIL_DEFAULTS } from "../../actors/diagnostic-tail.ts";
 
 const utf8Bytes = (text: string): number => new TextEncoder().encode(text).length;
-const line = (source: "stdout" | "stderr", text: string, count = 1, clipped = false) => ({
+type Source = "stdout" | "stderr";
+const line = (source: Source, text: string, count = 1, clipped = false) => ({
   source,
   text,
   count,
@@ -197,6 +198,125 @@ describe("createDiagnosticTail", () => {
       (first.lines[0] as { count: number }).count = 99;
       expect(tail.snapshot().lines[0]?.count).toBe(1);
       expect(Object.keys(first.lines[0] ?? {}).sort()).toEqual(["clipped", "count", "source", "text"]);
+    });
+  });
+
+  describe("against a from-scratch reading of the rules", () => {
+    /** Deterministic pseudo-random numbers, so a failure can be replayed. */
+    function random(seed: number): () => number {
+      let state = seed >>> 0;
+      return () => {
+        state = (state + 0x6d2b79f5) >>> 0;
+        let t = state;
+        t = Math.imul(t ^ (t >>> 15), t | 1);
+        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+      };
+    }
+
+    const clips = new Map<string, string>();
+    /** Whole code points from the start, as many as fit in `maxBytes` (memoized: the alphabets are small). */
+    function clipped(text: string, maxBytes: number): string {
+      const key = `${maxBytes}:${text}`;
+      let shown = clips.get(key);
+      if (shown === undefined) {
+        const points: string[] = [];
+        let used = 0;
+        for (const point of text) {
+          used += utf8Bytes(point);
+          if (used > maxBytes) break;
+          points.push(point);
+        }
+        shown = points.join("");
+        clips.set(key, shown);
+      }
+      return shown;
+    }
+
+    /**
+     * The rules applied to the whole history at once: runs of equal lines, each clipped on its own; the newest runs
+     * that fit both bounds; truncated when anything was clipped or left out.
+     */
+    function reference(
+      history: { source: Source; text: string }[],
+      limits: { maxLines: number; maxBytes: number; maxLineBytes: number },
+    ) {
+      const lineBytes = Math.min(limits.maxLineBytes, limits.maxBytes);
+      const runs: { source: Source; full: string; text: string; count: number; clipped: boolean }[] = [];
+      for (const { source, text } of history) {
+        const last = runs[runs.length - 1];
+        if (last !== undefined && last.source === source && last.full === text) {
+          last.count++;
+          continue;
+        }
+        const shown = clipped(text, lineBytes);
+        runs.push({ source, full: text, text: shown, count: 1, clipped: shown !== text });
+      }
+      const kept: typeof runs = [];
+      let bytes = 0;
+      for (let i = runs.length - 1; i >= 0 && kept.length < limits.maxLines; i--) {
+        const run = runs[i] as (typeof runs)[number];
+        bytes += utf8Bytes(run.text);
+        if (bytes > limits.maxBytes) break;
+        kept.unshift(run);
+      }
+      return {
+        lines: kept.map(({ source, text, count, clipped }) => line(source, text, count, clipped)),
+        truncated: kept.length < runs.length || runs.some((run) => run.clipped),
+      };
+    }
+
+    const pieces = ["a", "b", "é", "😀", "€uro", "x".repeat(40), "y".repeat(300), "z".repeat(5000)];
+
+    it("gives the same tail and truncation as the reference on random streams", () => {
+      const next = random(20261130);
+      const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
+      for (let trial = 0; trial < 300; trial++) {
+        const limits = {
+          maxLines: pick([1, 2, 3, 5, 10, 100]),
+          maxBytes: pick([6, 30, 100, 1000, 32 * 1024]),
+          maxLineBytes: pick([3, 10, 64, 10 * 1024]),
+        };
+        const tail = createDiagnosticTail(limits);
+        const history: { source: Source; text: string }[] = [];
+        // A small alphabet of lines, so runs of repeats (and repeats that are not adjacent) are common.
+        const alphabet = Array.from({ length: 1 + Math.floor(next() * 6) }, () =>
+          Array.from({ length: Math.floor(next() * 3) }, () => pick(pieces)).join(""),
+        );
+        const length = Math.floor(next() * 400);
+        for (let i = 0; i < length; i++) {
+          const entry = { source: next() < 0.8 ? ("stdout" as const) : ("stderr" as const), text: pick(alphabet) };
+          tail.push(entry.source, entry.text);
+          history.push(entry);
+          if (next() < 0.05) expect(tail.snapshot()).toEqual(reference(history, limits));
+        }
+        expect(tail.snapshot()).toEqual(reference(history, limits));
+        const extra = Array.from({ length: Math.floor(next() * 4) }, () => ({
+          source: next() < 0.5 ? ("stdout" as const) : ("stderr" as const),
+          text: pick(alphabet),
+        }));
+        expect(tail.snapshot(extra)).toEqual(reference([...history, ...extra], limits));
+        expect(tail.snapshot()).toEqual(reference(history, limits));
+      }
+    });
+
+    it("keeps truncation reported once the line bound has dropped a run, whatever comes after", () => {
+      const tail = createDiagnosticTail({ maxLines: 3 });
+      for (const text of ["a", "b", "c", "d"]) tail.push("stdout", text);
+      for (let i = 0; i < 10; i++) tail.push("stdout", "d");
+      expect(tail.snapshot()).toEqual({
+        lines: [line("stdout", "b"), line("stdout", "c"), line("stdout", "d", 11)],
+        truncated: true,
+      });
+    });
+
+    it("a run that no longer fits the byte bound stays out when later runs are small", () => {
+      const tail = createDiagnosticTail({ maxLines: 10, maxBytes: 10 });
+      tail.push("stdout", "old");
+      tail.push("stdout", "123456789");
+      tail.push("stdout", "z");
+      // "old" was evicted by the 9-byte line; "z" alone fits beside it, and "old" does not come back.
+      expect(tail.snapshot()).toEqual({ lines: [line("stdout", "123456789"), line("stdout", "z")], truncated: true });
     });
   });
 });
