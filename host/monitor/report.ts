@@ -27,6 +27,7 @@
  *   its piped stdout only at exit, after the unbuffered stderr line.
  */
 import type { DiagnosticLine, MonitorOutcome } from "../../mailbox/monitor.ts";
+import { elapsed } from "../../ui/format.ts";
 import { escapeJson, escapeText } from "./escape.ts";
 import { compactPayloadLines } from "./rle.ts";
 import type { MonitorStartOutput, MonitorTerminalResult } from "./schemas.ts";
@@ -45,18 +46,8 @@ export interface ReportInput {
   expected: string;
 }
 
-/** `33ms` under a second, `8.4s` under a minute, then `2m05s`, `1h02m03s`. */
-export function formatElapsed(elapsedMs: number): string {
-  const ms = Math.max(0, Math.round(elapsedMs));
-  if (ms < 1000) return `${ms}ms`;
-  const tenths = Math.round(ms / 100);
-  if (tenths < 600) return `${(tenths / 10).toFixed(1)}s`;
-  const seconds = Math.round(ms / 1000);
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = String(seconds % 60).padStart(2, "0");
-  return h > 0 ? `${h}h${String(m).padStart(2, "0")}m${s}s` : `${m}m${s}s`;
-}
+/** `33ms` under a second, `8.4s` under a minute, then `2m05s`, `1h02m03s`: the same figures the UI shows. */
+export const formatElapsed: (elapsedMs: number) => string = elapsed;
 
 /**
  * A success whose data can be used as is: nothing failed to parse and no capture was clipped. The diagnostic tail

@@ -73,6 +73,11 @@ export interface RendererDeps {
 }
 
 export function registerMonitorRenderers(pi: ExtensionAPI, deps: RendererDeps): void {
+  /** The result band's lines for a width. `inConsole` is checked on every render: after eviction from history or a
+   * reload, the transcript shows complete values. */
+  const resultBuilder = (terminal: Parameters<typeof resultBandLines>[0], expanded: boolean, expandKey: string, theme: UiTheme) =>
+    (width: number) => resultBandLines(terminal, { width, expanded, expandKey, theme, inConsole: deps.inConsole(terminal.monitorId) });
+
   const renderCall = (args: unknown, theme: UiTheme, context: RenderContext): Component => {
     const start = context.state.start ?? startFromArgs(args);
     const expandKey = context.keyText(EXPAND_KEYBINDING);
@@ -106,15 +111,7 @@ export function registerMonitorRenderers(pi: ExtensionAPI, deps: RendererDeps): 
     }
     const terminal = details.result;
     if (terminal === undefined || options.isPartial) return EMPTY;
-    const expandKey = context.keyText(EXPAND_KEYBINDING);
-    const build = (width: number) =>
-      resultBandLines(terminal, {
-        width,
-        expanded: options.expanded,
-        expandKey,
-        theme,
-        inConsole: deps.inConsole(terminal.monitorId),
-      });
+    const build = resultBuilder(terminal, options.expanded, context.keyText(EXPAND_KEYBINDING), theme);
     return reuse(context.lastComponent, theme, build, TONE_STYLE[resultTone(terminal)].bg, () => String(deps.inConsole(terminal.monitorId)));
   };
 
@@ -130,16 +127,7 @@ export function registerMonitorRenderers(pi: ExtensionAPI, deps: RendererDeps): 
   pi.registerMessageRenderer<MonitorDetails>(MONITOR_MESSAGE_TYPE, (message, options, theme) => {
     const terminal = message.details?.result;
     if (terminal === undefined) return undefined;
-    const expandKey = options.keyText(EXPAND_KEYBINDING);
-    const build = (width: number) =>
-      resultBandLines(terminal, {
-        width,
-        expanded: options.expanded,
-        expandKey,
-        theme,
-        // Checked on every render: after eviction from history or a reload the transcript shows complete values.
-        inConsole: deps.inConsole(terminal.monitorId),
-      });
+    const build = resultBuilder(terminal, options.expanded, options.keyText(EXPAND_KEYBINDING), theme);
     return new Band(build, TONE_STYLE[resultTone(terminal)].bg, theme, options.outputPad, () => String(deps.inConsole(terminal.monitorId)));
   });
 }
