@@ -3,25 +3,15 @@
  * (so a user's remapped Up/Down/PageUp work), fixed letters are matched as keys.
  */
 import { matchesKey } from "@earendil-works/pi-tui";
+import type { ConsoleAction } from "./console-state.ts";
 
 /** The slice of Pi's KeybindingsManager the components need. */
 export interface KeyMatcher {
   matches(data: string, keybinding: string): boolean;
 }
 
-export type ConsoleKey =
-  | "up"
-  | "down"
-  | "pageUp"
-  | "pageDown"
-  | "home"
-  | "end"
-  | "toggleOutput"
-  | "toggleValues"
-  | "toggleHelp"
-  | "stop"
-  | "stopAll"
-  | "close";
+/** A key of the console: a pure state action, or one the component itself handles. */
+export type ConsoleKey = ConsoleAction | "stop" | "stopAll" | "close";
 
 export function consoleKey(data: string, keys: KeyMatcher): ConsoleKey | null {
   if (matchesKey(data, "q") || matchesKey(data, "escape") || keys.matches(data, "tui.select.cancel")) return "close";
