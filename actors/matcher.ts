@@ -313,6 +313,7 @@ function createSandboxMatcher(resultPattern: string, failurePattern: string | nu
       pending.reject(error);
       pending = null;
     }
+    // Safe to end at any moment: the sandbox thread holds only two compiled regexes, never a PTY or a process.
     void worker.terminate();
   };
 
