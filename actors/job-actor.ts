@@ -7,9 +7,8 @@
  * PTY only from a setImmediate after node-pty reported the exit, because ending a thread that still has a live
  * or just-exited PTY can abort the whole process (platform.md).
  */
-import { getPriority, setPriority } from "node:os";
 import { performance } from "node:perf_hooks";
-import { isMainThread, type MessagePort } from "node:worker_threads";
+import type { MessagePort } from "node:worker_threads";
 import { createOutbox, type Outbox } from "../mailbox/outbox.ts";
 import { typedPort, type TypedPort } from "../mailbox/port.ts";
 import type { ProtocolCheckers } from "../mailbox/check.ts";
@@ -41,36 +40,7 @@ export interface ActorTaskResult {
   cause: EndCause;
 }
 
-/** How much nicer than the host an actor's thread runs, and so every process its jobs start (they inherit it). */
-const ACTOR_NICENESS = 10;
-/** The highest nice value Linux has. */
-const MAX_NICE = 19;
-let priorityLowered = false;
-
-/**
- * Lowers this actor thread's priority by ten nice steps, once per thread: the pool reuses threads, and an
- * unprivileged thread cannot raise its priority again, so this is a property of the pool's threads, not of a job.
- *
- * Why: with many actors flooding output on few cores, Pi's thread waits for a core behind them, and its event
- * loop stalls for tens of milliseconds (docs/benchmarks.md, host responsiveness). What it implies: a job's
- * processes run at nice 10 (relative to Pi), so under contention they yield the CPU to Pi and to the user's
- * foreground work, and when the machine is idle they lose nothing.
- *
- * Linux only: there a nice value belongs to a thread, so `setPriority(0, …)` changes this worker thread alone. On
- * macOS it would change the whole process, Pi included. Never on the main thread, whatever the platform.
- */
-function lowerPriority(): void {
-  if (priorityLowered || process.platform !== "linux" || isMainThread) return;
-  priorityLowered = true;
-  try {
-    setPriority(0, Math.min(MAX_NICE, getPriority(0) + ACTOR_NICENESS));
-  } catch {
-    // Refused (a restricted container): the actor works the same, at Pi's priority.
-  }
-}
-
 export default async function runJob(task: ActorTask): Promise<ActorTaskResult> {
-  lowerPriority();
   // Checks need TypeBox, which only a checkout has at hand; they are loaded only when on.
   const checks = task.checkMessages ? (await import("../mailbox/check.ts")).protocolCheckers() : null;
   const invalid = checks?.jobSpec(task.spec);

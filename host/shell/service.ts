@@ -50,6 +50,9 @@ export interface ShellServiceOptions {
 
 type WaitOutcome = "exit" | "deadline" | "cancelled" | "steered";
 
+/** How long past the grace kill_session waits for the stop to be confirmed before it reports `killed: false`. */
+const KILL_CONFIRM_SLACK_MS = 10_000;
+
 /** setTimeout's own bound; longer absolute waits re-arm. */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -410,7 +413,10 @@ export class ShellService {
     session.stoppedBy = "tool";
     session.stopping = true;
     ledger.suppress(session.id);
-    const confirmMs = this.options.killConfirmMs ?? (this.options.killGraceMs ?? KILL_GRACE_MS) + 3000;
+    // The wait covers the actor's own escalation (grace, SIGKILL, confirmation) with room for a busy machine: on an idle
+    // one a stop ends in milliseconds, and reporting `killed: false` for a job that is merely slow to be reaped would
+    // leave the model with a job it must stop again.
+    const confirmMs = this.options.killConfirmMs ?? (this.options.killGraceMs ?? KILL_GRACE_MS) + KILL_CONFIRM_SLACK_MS;
     let timer: ReturnType<typeof setTimeout> | null = null;
     const outcome = await Promise.race([
       session.handle.stop(request.signal).then(() => "ended" as const),

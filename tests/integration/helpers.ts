@@ -17,7 +17,7 @@ export function shellJob(command: string, overrides: Partial<StartRequest> = {})
   return jobRequest(command, { timeoutMs: 60_000, log: { maxBytes: MONITOR_LOG_BYTES, onQuota: "stop" }, ...overrides });
 }
 
-export async function waitFor<T>(probe: () => T | Promise<T>, timeoutMs = 10_000, what = "condition"): Promise<NonNullable<T>> {
+export async function waitFor<T>(probe: () => T | Promise<T>, timeoutMs = 30_000, what = "condition"): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -249,7 +249,7 @@ describe("contract rules through the actor", () => {
   it("elapsed is monotonic and independent of the wall clock; timestamps are epoch milliseconds", async () => {
     const before = Date.now();
     const record = start({ command: "sleep 0.3; echo DONE", result_pattern: "^DONE$", completion: "exit" });
-    await waitFor(() => record.job.phase() === "running", 10_000, "spawn");
+    await waitFor(() => record.job.phase() === "running", 30_000, "spawn");
     // The wall clock jumps an hour ahead while the monitor runs: elapsed must not notice.
     const jump = vi.spyOn(Date, "now").mockImplementation(() => before + 3_600_000);
     let final: FinalReport;
@@ -274,7 +274,7 @@ describe("stop and delivery through the service", () => {
     const before = deliveries.length;
     const record = start({ command: "echo DONE", result_pattern: "^DONE$", description: "quick job", compact: true }, "async");
     await service.settle(record);
-    await waitFor(() => deliveries.length > before, 10_000, "the delivery");
+    await waitFor(() => deliveries.length > before, 30_000, "the delivery");
     // Let anything else that might be queued arrive before counting.
     await new Promise((resolve) => setTimeout(resolve, 100));
     const mine = deliveries.slice(before).filter((delivery) => delivery.details.monitorId === record.monitorId);
@@ -287,7 +287,7 @@ describe("stop and delivery through the service", () => {
   it("a manual stop delivers nothing, keeps the run in history as stopped with its diagnostics", async () => {
     const before = deliveries.length;
     const record = start({ command: "echo working; printf 'partial'; exec sleep 30", result_pattern: "^DONE$" }, "async");
-    await waitFor(() => record.job.figures().bytes > 0, 10_000, "output");
+    await waitFor(() => record.job.figures().bytes > 0, 30_000, "output");
     expect(await service.stop(record.monitorId)).toBe(1);
     expect(service.active()).not.toContain(record);
     expect(service.history()).toContain(record);

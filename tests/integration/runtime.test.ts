@@ -66,7 +66,7 @@ describe("job runtime", () => {
     job.onNotice((notice) => {
       if (notice.kind === "paused") paused = true;
     });
-    await waitFor(() => job.phase() === "running", 10_000, "spawn");
+    await waitFor(() => job.phase() === "running", 30_000, "spawn");
     // Block the host thread while the job writes: no batch is taken in and no credit goes back.
     const until = performance.now() + 2500;
     while (performance.now() < until) {
@@ -105,7 +105,7 @@ describe("job runtime", () => {
     const job = runtime.start(
       shellJob(`trap '' TERM; sh -c 'trap "" TERM; echo grandchild $$; sleep 60' & echo child $$; wait`, { killGraceMs: 300 }),
     );
-    await waitFor(() => text(job).some((line) => line.startsWith("grandchild")), 10_000, "grandchild to start");
+    await waitFor(() => text(job).some((line) => line.startsWith("grandchild")), 30_000, "grandchild to start");
     const pids = text(job).map((line) => Number(line.split(" ")[1])).filter(Boolean);
     expect(pids.length).toBe(2);
     const result = await job.stop();
@@ -151,7 +151,7 @@ describe("job runtime", () => {
     runtime = runtimeFor();
     const job = runtime.start(shellJob("cat", { io: { kind: "pipes", stdin: true } }));
     expect(await job.write(new TextEncoder().encode("hello\n"))).toMatchObject({ ok: true });
-    await waitFor(() => text(job).includes("hello"), 10_000, "echo from cat");
+    await waitFor(() => text(job).includes("hello"), 30_000, "echo from cat");
     expect(await job.endStdin()).toMatchObject({ ok: true });
     const result = await job.done;
     expect(result.cause).toBe("exit");
@@ -166,13 +166,13 @@ describe("job runtime", () => {
         io: { kind: "pty", cols: 100, rows: 30 },
       }),
     );
-    await waitFor(() => text(job).some((line) => line.includes("30 100")), 10_000, "first stty size");
+    await waitFor(() => text(job).some((line) => line.includes("30 100")), 30_000, "first stty size");
     expect(text(job)).toContain("tty-yes");
     expect(await job.resize(120, 40)).toMatchObject({ ok: true });
     expect(await job.endStdin()).toMatchObject({ ok: false });
     await job.write(new TextEncoder().encode("abc\r"));
-    await waitFor(() => text(job).some((line) => line.includes("40 120")), 10_000, "stty size after resize");
-    await waitFor(() => text(job).some((line) => line.includes("got-abc")), 10_000, "line read");
+    await waitFor(() => text(job).some((line) => line.includes("40 120")), 30_000, "stty size after resize");
+    await waitFor(() => text(job).some((line) => line.includes("got-abc")), 30_000, "line read");
     await job.write(new Uint8Array([3]));
     const result = await job.done;
     expect(result.cause).toBe("exit");
@@ -183,7 +183,7 @@ describe("job runtime", () => {
     runtime = runtimeFor();
     for (let round = 0; round < 50; round += 1) {
       const job = runtime.start(shellJob("echo ready; sleep 30", { io: { kind: "pty", cols: 80, rows: 24 }, killGraceMs: 500 }));
-      if (round % 2 === 0) await waitFor(() => job.phase() === "running", 10_000, "spawn");
+      if (round % 2 === 0) await waitFor(() => job.phase() === "running", 30_000, "spawn");
       const result = await job.stop();
       expect(["stopped", "exit"]).toContain(result.cause);
       expect(result.cleanup).toBe("confirmed");

@@ -218,7 +218,7 @@ describe("write_stdin", () => {
   it("a call cancelled before the read is rejected without consuming output, even after exit", async () => {
     // The output comes after the start call's 250 ms wait, so the start call cannot have consumed it.
     const id = await started("sleep 1; echo kept");
-    await waitFor(() => service.list({}).sessions[0]?.status === "exited", 10_000, "exit");
+    await waitFor(() => service.list({}).sessions[0]?.status === "exited", 30_000, "exit");
     const aborted = AbortSignal.abort();
     await expect(service.writeStdin({ session_id: id, yield_time_ms: 0 }, call(aborted))).rejects.toThrow(/cancelled before the read/);
     const r = await service.writeStdin({ session_id: id, yield_time_ms: 0 }, call());
@@ -281,8 +281,8 @@ describe("list_sessions, set_on_exit, kill_session", () => {
     // Both print only after their start call's 250 ms wait, so that output is still pending when listed.
     const running = await started("sleep 0.5; echo r; sleep 30");
     const done = await started("sleep 0.5; echo d");
-    await waitFor(() => service.list({}).completed_count === 1, 10_000, "one completion");
-    await waitFor(() => service.list({}).sessions.every((s) => s.output_bytes_total === 2), 10_000, "output counted");
+    await waitFor(() => service.list({}).completed_count === 1, 30_000, "one completion");
+    await waitFor(() => service.list({}).sessions.every((s) => s.output_bytes_total === 2), 30_000, "output counted");
     const list = service.list({});
     expect(list).toMatchObject({ operation: "list_sessions", active_count: 1, completed_count: 1, just_exited_count: 1 });
     const [first, second] = list.sessions;
