@@ -3,7 +3,8 @@
  * and PTYs; results, wakes, receipts and the reload handover are observed as Pi delivers them.
  */
 import { fauxAssistantMessage, fauxToolCall, type FauxResponseFactory, type Message } from "@earendil-works/pi-ai";
-import { readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { messageText } from "../fixtures/faux-provider.ts";
@@ -43,6 +44,15 @@ function calls(...list: [string, Args | ((s: Seen) => Args)][]): FauxResponseFac
       { stopReason: "toolUse" },
     );
   };
+}
+
+async function waitForPid(file: string): Promise<number> {
+  const deadline = Date.now() + 30_000;
+  while (!existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for the job to write ${file}`);
+    await sleep(20);
+  }
+  return Number(readFileSync(file, "utf8").trim());
 }
 
 function say(text: string): FauxResponseFactory {
@@ -138,16 +148,20 @@ describe("shell jobs in real Pi", () => {
   });
 
   test("three wake jobs finishing within a second give one batched wake that starts a turn", async () => {
+    // The three end on one trigger, pulled once all three run: they finish together however slowly each started.
+    const trigger = join(mkdtempSync(join(tmpdir(), "pi-jobs-wakes-")), "go");
+    const untilTrigger = (pause: number) => `while [ ! -e '${trigger}' ]; do sleep 0.05; done; sleep ${pause}`;
     const sdk = await start([
       calls(
-        ["exec_command", { cmd: "sleep 1", on_exit: "wake", yield_time_ms: 250 }],
-        ["exec_command", { cmd: "sleep 1.3", on_exit: "wake", yield_time_ms: 250 }],
-        ["exec_command", { cmd: "sleep 1.6", on_exit: "wake", yield_time_ms: 250 }],
+        ["exec_command", { cmd: untilTrigger(0), on_exit: "wake", yield_time_ms: 250 }],
+        ["exec_command", { cmd: untilTrigger(0.1), on_exit: "wake", yield_time_ms: 250 }],
+        ["exec_command", { cmd: untilTrigger(0.2), on_exit: "wake", yield_time_ms: 250 }],
       ),
       say("started three"),
       (context) => fauxAssistantMessage(`woken by: ${seen(context.messages).last.split("\n")[0]}`),
     ]);
     await sdk.prompt("start three");
+    writeFileSync(trigger, "");
     await sdk.waitForSettled(2, 30_000);
     await sleep(4000);
     const wakes = wakeMessages(sdk);
@@ -172,16 +186,19 @@ describe("shell jobs in real Pi", () => {
   });
 
   test("a job started before /reload is collected after it", async () => {
+    // The job ends only when the test says so, after the reload: however slow the machine, it is running across it.
+    const trigger = join(mkdtempSync(join(tmpdir(), "pi-jobs-reload-")), "go");
     const sdk = await start([
-      calls(["exec_command", { cmd: "echo before; sleep 4; echo after", yield_time_ms: 2000 }]),
+      calls(["exec_command", { cmd: `echo before; while [ ! -e '${trigger}' ]; do sleep 0.05; done; echo after`, yield_time_ms: 2000 }]),
       say("started"),
-      calls(["write_stdin", { session_id: 1, yield_time_ms: 10_000 }]),
+      calls(["write_stdin", { session_id: 1, yield_time_ms: 30_000 }]),
       say("collected"),
     ]);
     await sdk.prompt("start");
     const first = ends(sdk)[0]!.result.details as { output: string };
     expect(first).toMatchObject({ running: true, session_id: 1 });
     await sdk.session.reload();
+    writeFileSync(trigger, "");
     await sdk.prompt("collect");
     const collected = ends(sdk)[1]!;
     expect(collected.isError).toBe(false);
@@ -207,9 +224,11 @@ describe("shell jobs in real Pi", () => {
   });
 
   test("quitting the session stops its jobs", async () => {
-    const sdk = await start([calls(["exec_command", { cmd: "echo $$; exec sleep 60", yield_time_ms: 2000 }]), say("started")]);
+    // The job names its pid in a file, so the test does not depend on when its output reaches a tool result.
+    const pidFile = join(mkdtempSync(join(tmpdir(), "pi-jobs-quit-")), "pid");
+    const sdk = await start([calls(["exec_command", { cmd: `echo $$ > '${pidFile}.tmp'; mv '${pidFile}.tmp' '${pidFile}'; exec sleep 60`, yield_time_ms: 250 }]), say("started")]);
     await sdk.prompt("start");
-    const pid = Number(String(ends(sdk)[0]!.result.details.output).trim());
+    const pid = await waitForPid(pidFile);
     expect(pid).toBeGreaterThan(1);
     expect(() => process.kill(pid, 0)).not.toThrow();
     await sdk.dispose();
