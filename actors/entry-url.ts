@@ -1,7 +1,8 @@
 /**
- * Where a worker entry point lives. In a checkout, workers load from their TypeScript source (Node strips the
- * types). Under node_modules Node refuses to strip types, so an installed package runs the JavaScript that
- * `prepare` compiled into dist/ with the same relative layout.
+ * Where a worker entry point lives. In a checkout or a git install (a clone outside node_modules), workers load from
+ * their TypeScript source (Node strips the types). Under node_modules Node refuses to strip types, so a package
+ * installed from npm runs the JavaScript that `npm run build` (run by `prepack`) compiled into dist/ with the same
+ * relative layout.
  */
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";

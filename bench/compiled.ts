@@ -1,5 +1,5 @@
 /**
- * The compiled workers an installed copy runs (dist/, built by `prepare`). A checkout runs its workers from the
+ * The compiled workers an npm-installed copy runs (dist/, built by `prepack`). A checkout runs its workers from the
  * TypeScript source, and stripping types costs every worker thread a start-up delay and several MiB of its own, so
  * the start and memory benchmarks measure both. dist/ is rebuilt first when any source is newer than its output.
  */

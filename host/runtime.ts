@@ -3,6 +3,7 @@
  * directory and log budget, and the capacity bound; the tool layers (monitors, shell jobs) build on its API
  * (host/runtime-api.ts) and never see a worker or a port.
  */
+import { createRequire } from "node:module";
 import { createLogBudget, createSessionLogDir } from "../actors/log-writer.ts";
 import type { JobSpec } from "../mailbox/protocol.ts";
 import { Job } from "./job.ts";
@@ -127,8 +128,19 @@ export function defaultShell(): string {
   return process.env.SHELL && process.env.SHELL.length > 0 ? process.env.SHELL : "/bin/sh";
 }
 
+/**
+ * On in a development checkout only: not under node_modules, and TypeBox resolvable from here with Node's own
+ * resolver. The checks run in the workers, which see no module aliasing of Pi's; a git install is not under
+ * node_modules either, but has no devDependencies, so TypeBox (a peer Pi keeps to its own thread) is absent there.
+ */
 function defaultCheckMessages(): boolean {
   if (process.env.PI_JOBS_CHECK_MESSAGES === "1") return true;
   if (process.env.PI_JOBS_CHECK_MESSAGES === "0") return false;
-  return !new URL(import.meta.url).pathname.split("/").includes("node_modules");
+  if (new URL(import.meta.url).pathname.split("/").includes("node_modules")) return false;
+  try {
+    createRequire(import.meta.url).resolve("typebox");
+    return true;
+  } catch {
+    return false;
+  }
 }

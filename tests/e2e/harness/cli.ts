@@ -18,6 +18,11 @@ export interface PiRunOptions {
   tokensPerSecond?: number;
   /** Extensions after the faux provider (absolute, or relative to the repository root); default: pi-jobs. */
   extensions?: string[];
+  /**
+   * An agent dir the test prepared (e.g. with `pi install`) instead of a fresh one; it is kept after the run. Pi then
+   * loads the packages its settings name, as it does for a user, so extension discovery stays on.
+   */
+  agentDir?: string;
   /** Working directory; a fresh temp dir when omitted. */
   cwd?: string;
   /** Persist the session here (default: `--no-session`). */
@@ -83,8 +88,11 @@ export interface PreparedPiRun {
 /** Temp dir, agent dir, faux script, environment and arguments for one Pi run (also used by the tmux harness). */
 export function preparePiRun(options: PiRunOptions, modeArgs: string[], messages: string[] = []): PreparedPiRun {
   const runDir = makeTempDir("cli");
-  const agentDir = join(runDir, "agent");
-  mkdirSync(agentDir);
+  let agentDir = options.agentDir;
+  if (agentDir === undefined) {
+    agentDir = join(runDir, "agent");
+    mkdirSync(agentDir);
+  }
   let cwd = options.cwd;
   if (cwd === undefined) {
     cwd = join(runDir, "work");
@@ -101,8 +109,9 @@ export function preparePiRun(options: PiRunOptions, modeArgs: string[], messages
   );
   const args = [
     ...(options.sessionDir === undefined ? ["--no-session"] : ["--session-dir", options.sessionDir]),
-    // No discovery: only what the test names is loaded, whatever the machine or the checkout holds.
-    "-ne",
+    // No discovery: only what the test names is loaded, whatever the machine or the checkout holds (a prepared
+    // agent dir is the exception: what was installed into it is the point of the run).
+    ...(options.agentDir === undefined ? ["-ne"] : []),
     "-ns",
     "-np",
     "-nc",

@@ -1,21 +1,25 @@
 /**
- * pi-jobs as a user gets it: `npm pack` of the repository (which runs `prepare`, compiling the worker entry points
- * into dist/), installed into a fresh project the way Pi installs packages — `--legacy-peer-deps`, so the
- * host-provided peers (Pi, pi-tui, typebox) are NOT installed, exactly as under `pi install npm:pi-jobs`.
+ * pi-jobs as a user gets it from npm: `npm pack` of the repository (whose `prepack` compiles the workers into dist/),
+ * installed by real `pi install npm:pi-jobs@file:<tarball>` into a fresh agent dir. Pi runs
+ * `npm install <spec> --prefix <agent>/npm --legacy-peer-deps`, so the host-provided peers (Pi, pi-tui, typebox)
+ * are NOT installed, exactly as under `pi install npm:pi-jobs` once the package is published.
  *
  * The pack runs in a copy of the working tree (sources only, node_modules linked) so that a stale dist/ in the
  * checkout can never stand in for a build that no longer produces a file, and the checkout is not written to.
  */
 import { execFile } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
+import { npmInstallPath, piInstall } from "./install.ts";
 import { makeTempDir, NODE22, node22Path, removeDir, REPO_ROOT } from "./paths.ts";
 
 export interface PackedInstall {
   /** Temp dir holding everything; removed by `removePackedInstall`. */
   dir: string;
-  /** The installed package: `<dir>/project/node_modules/pi-jobs`. */
+  /** The agent dir Pi installed into (its settings name the package). */
+  agentDir: string;
+  /** The installed package: `<agentDir>/npm/node_modules/pi-jobs`. */
   pkgDir: string;
   /** The tarball `npm pack` produced. */
   tarball: string;
@@ -34,7 +38,7 @@ function npm(args: string[], cwd: string): Promise<{ stdout: string; stderr: str
       args,
       {
         cwd,
-        // Node 22 first: `prepare` runs tsc, and nothing here may depend on the system node's version.
+        // Node 22 first: `prepack` runs tsc, and packing (a developer's step) may not depend on the system node.
         env: { ...process.env, PATH: node22Path(), CI: "true", npm_config_update_notifier: "false" },
         timeout: NPM_TIMEOUT_MS,
         maxBuffer: 64 * 1024 * 1024,
@@ -67,15 +71,14 @@ async function build(): Promise<PackedInstall> {
     if (tarballs.length !== 1) throw new Error(`npm pack produced ${tarballs.length} tarballs: ${tarballs.join(", ")}`);
     const tarball = join(packs, tarballs[0] as string);
 
-    const project = join(dir, "project");
-    mkdirSync(project);
-    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "pi-jobs-install-check", version: "0.0.0", private: true }));
-    // The flags Pi's package manager uses for npm packages.
-    await npm(["install", tarball, "--omit=dev", "--legacy-peer-deps", "--no-audit", "--no-fund"], project);
+    const agentDir = join(dir, "agent");
+    mkdirSync(agentDir);
     const name = (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { name: string }).name;
-    const pkgDir = join(project, "node_modules", ...name.split("/"));
-    if (!existsSync(join(pkgDir, "package.json"))) throw new Error(`npm install left no ${pkgDir}`);
-    return { dir, pkgDir, tarball };
+    // An npm spec Pi understands (name@range) whose range npm reads as the local tarball.
+    await piInstall(`npm:${name}@file:${tarball}`, agentDir);
+    const pkgDir = npmInstallPath(agentDir, name);
+    if (!existsSync(join(pkgDir, "package.json"))) throw new Error(`pi install left no ${pkgDir}`);
+    return { dir, agentDir, pkgDir, tarball };
   } catch (error) {
     removeDir(dir);
     throw error;
