@@ -7,7 +7,7 @@
  */
 import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync } from "node:fs";
-import { delimiter, dirname, join, relative, sep } from "node:path";
+import { delimiter, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { makeTempDir, NODE22, PI_CLI, piEnv, REPO_ROOT } from "./paths.ts";
 
@@ -127,5 +127,5 @@ export function recordWorkerLoads(dir: string): WorkerLoads {
 /** `file` relative to `dir` when it lies inside it; undefined otherwise. */
 export function inside(dir: string, file: string): string | undefined {
   const rel = relative(dir, file);
-  return rel === "" || rel.startsWith("..") || rel.startsWith(sep) ? undefined : rel;
+  return rel === "" || rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel) ? undefined : rel;
 }
