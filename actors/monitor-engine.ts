@@ -14,6 +14,9 @@
  * (`quietLines`): the others could not match, are proved to be within the line bound, and would be evicted from
  * the tail anyway. Once the contract has decided, lines only feed the tail, and any chunk is framed that way. The
  * outcome is the same as framing every line.
+ *
+ * With a redactor (the job's `redact` flag), secrets never reach the outcome: each match the contract looks at is
+ * redacted whole before it is bounded, and the tail once, when the outcome is built (monitor-redaction.ts).
  */
 import { Buffer, isUtf8 } from "node:buffer";
 import type { LineSource, MonitorContract, MonitorOutcome } from "../mailbox/monitor.ts";
