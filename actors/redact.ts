@@ -264,22 +264,24 @@ export function createRedactor(env: Readonly<Record<string, string | undefined>>
       if (cut.end) {
         const head = value.slice(0, MIN_SECRET_LENGTH);
         // The earliest start whose rest of the line is a prefix of the value is the longest such prefix.
+        // Searched within the last `value.length - 1` characters only, so a cut costs the length of the secret.
         const window = Math.max(from, to - value.length + 1);
-        for (let at = text.indexOf(head, window); at >= 0 && at <= to - MIN_SECRET_LENGTH; at = text.indexOf(head, at + 1)) {
-          if (value.startsWith(text.slice(at, to))) {
-            spans.push({ start: at, end: to, name });
+        const near = text.slice(window, to);
+        for (let i = near.indexOf(head); i >= 0 && i <= near.length - MIN_SECRET_LENGTH; i = near.indexOf(head, i + 1)) {
+          if (value.startsWith(near.slice(i))) {
+            spans.push({ start: window + i, end: to, name });
             break;
           }
         }
       }
       if (cut.start) {
         const tail = value.slice(-MIN_SECRET_LENGTH);
-        const limit = Math.min(to, from + value.length - 1);
-        let found = -1;
-        for (let at = text.indexOf(tail, from); at >= 0 && at + MIN_SECRET_LENGTH <= limit; at = text.indexOf(tail, at + 1)) {
-          if (value.endsWith(text.slice(from, at + MIN_SECRET_LENGTH))) found = at + MIN_SECRET_LENGTH;
+        const near = text.slice(from, Math.min(to, from + value.length - 1));
+        let found = 0;
+        for (let i = near.indexOf(tail); i >= 0; i = near.indexOf(tail, i + 1)) {
+          if (value.endsWith(near.slice(0, i + MIN_SECRET_LENGTH))) found = i + MIN_SECRET_LENGTH;
         }
-        if (found > from) spans.push({ start: from, end: found, name });
+        if (found > 0) spans.push({ start: from, end: from + found, name });
       }
     }
     if (cut.end) {

@@ -187,6 +187,19 @@ describe("environment secrets", () => {
     expect(redactor.redact("head tok_3f9a8b7c").count).toBe(0);
   });
 
+  it("wherever a head or a tail cut falls, no 8 characters of the secret survive", () => {
+    const secret = env.MY_API_TOKEN;
+    const line = `export MY_API_TOKEN=${secret} # set by ci`;
+    const all = Array.from({ length: secret.length - MIN_SECRET_LENGTH + 1 }, (_, i) => secret.slice(i, i + MIN_SECRET_LENGTH));
+    const pieces = (text: string) => all.filter((piece) => text.includes(piece));
+    for (let cut = 0; cut <= line.length; cut++) {
+      const head = redactor.redact(line.slice(0, cut), { end: true }).text;
+      const tail = redactor.redact(line.slice(cut), { start: true }).text;
+      expect(pieces(head), `head cut at ${cut}: ${head}`).toEqual([]);
+      expect(pieces(tail), `tail cut at ${cut}: ${tail}`).toEqual([]);
+    }
+  });
+
   it("a token cut short at the end loses what is left of its body", () => {
     expect(none.redact("clone with ghp_abc", { end: true }).text).toBe(`clone with ${marker("github_token")}`);
     expect(none.redact("Authorization: Bearer abc", { end: true }).text).toBe(`Authorization: Bearer ${marker("bearer_token")}`);
