@@ -37,6 +37,14 @@ export interface RawMatch {
   text: string;
   /** Named groups; a group that did not take part is `undefined`. */
   groups: Readonly<Record<string, string | undefined>> | null;
+  /** Set when secrets in `text` or `groups` were replaced before the contract saw them (monitor-redaction.ts). */
+  redaction?: MatchRedaction;
+}
+
+/** What redaction replaced in one match: how many secrets, and whether any was in a capture. */
+export interface MatchRedaction {
+  count: number;
+  captures: boolean;
 }
 
 export type JsonResult =
@@ -53,6 +61,7 @@ export interface Hit {
   captures: Record<string, string>;
   capturesTruncated: boolean;
   json: JsonResult;
+  redaction: MatchRedaction | null;
 }
 
 /** Terminal decisions that come from the matcher's limits rather than from a pattern. */
@@ -188,6 +197,8 @@ type HitFields = Pick<
   | "hasResult"
   | "result"
   | "resultParseError"
+  | "redactions"
+  | "capturesRedacted"
 >;
 
 /** The evidence fields of an outcome that nothing matched. */
@@ -214,6 +225,8 @@ function hitFields(hit: Hit | null): HitFields {
   };
   // `result` is present exactly when a value parsed, so `false`, `null` and `0` stay distinguishable from none.
   if (hit.json.kind === "parsed") fields.result = hit.json.value;
+  if (hit.redaction !== null && hit.redaction.count > 0) fields.redactions = hit.redaction.count;
+  if (hit.redaction?.captures) fields.capturesRedacted = true;
   return fields;
 }
 
@@ -257,6 +270,7 @@ export function boundHit(source: LineSource, match: RawMatch): Hit {
     captures: Object.fromEntries(entries),
     capturesTruncated: truncated,
     json,
+    redaction: match.redaction ?? null,
   };
 }
 

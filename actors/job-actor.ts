@@ -28,6 +28,7 @@ import type {
 import { Comlink, createNodeEndpoint } from "./comlink-endpoint.ts";
 import { countNewlines } from "./framing.ts";
 import { openLogWriter, type LogWriter } from "./log-writer.ts";
+import { createRedactor } from "./redact.ts";
 import type { MonitorEngine } from "./monitor-engine.ts";
 import { stopGroup } from "./process-group.ts";
 import { spawnProcess, SpawnError, type ProcessIo } from "./process-io.ts";
@@ -109,6 +110,8 @@ class JobActor implements ActorControl {
     if (this.spec.contract) {
       // Loaded only for monitors, so a shell job's thread starts without the matcher.
       const { createMonitorEngine } = await import("./monitor-engine.ts");
+      // The child gets `env`, or this thread's copy of the host's environment: its secrets are those values.
+      const redactor = this.spec.redact ? createRedactor(this.spec.env ?? process.env) : null;
       this.engine = createMonitorEngine(this.spec.contract, {
         // A decision reached only from the last lines after the process ended on its own did not stop anything.
         onDecided: () => {
@@ -118,7 +121,7 @@ class JobActor implements ActorControl {
           this.matcherBehind = paused;
           this.applyPause();
         },
-      });
+      }, { redactor });
     }
     try {
       this.proc = await spawnProcess(this.spec);

@@ -14,6 +14,9 @@
  * (`quietLines`): the others could not match, are proved to be within the line bound, and would be evicted from
  * the tail anyway. Once the contract has decided, lines only feed the tail, and any chunk is framed that way. The
  * outcome is the same as framing every line.
+ *
+ * With a redactor (the job's `redact` flag), secrets never reach the outcome: each match the contract looks at is
+ * redacted whole before it is bounded, and the tail once, when the outcome is built (monitor-redaction.ts).
  */
 import { Buffer, isUtf8 } from "node:buffer";
 import type { LineSource, MonitorContract, MonitorOutcome } from "../mailbox/monitor.ts";
@@ -28,6 +31,8 @@ import {
 } from "./contract.ts";
 import { createDiagnosticTail, DIAGNOSTIC_TAIL_DEFAULTS } from "./diagnostic-tail.ts";
 import { createFramer, type FramedRecord } from "./framing.ts";
+import { redactMatch, redactTail } from "./monitor-redaction.ts";
+import type { Redactor } from "./redact.ts";
 import {
   createMatcher,
   requiredPrefix,
@@ -85,6 +90,8 @@ export interface EngineOptions {
   sandbox?: Partial<SandboxOptions>;
   /** Overrides of the queue watermarks and bounds (tests use small ones). */
   limits?: Partial<Omit<typeof ENGINE_LIMITS, "maxLineBytes" | "idleMs">>;
+  /** Replaces secrets in the outcome: in each match before the contract bounds it, and in the tail at the end. */
+  redactor?: Redactor | null;
 }
 
 const LF = 0x0a;
@@ -285,6 +292,7 @@ export function createMonitorEngine(
 ): MonitorEngine {
   const limits = { ...ENGINE_LIMITS, ...options.limits };
   const idleMs = options.idleMs ?? ENGINE_LIMITS.idleMs;
+  const redactor = options.redactor ?? null;
   const framer = createFramer<LineSource>({ maxRecordBytes: ENGINE_LIMITS.maxLineBytes });
   const tail = createDiagnosticTail();
   const sources: Record<LineSource, SourceState> = {
@@ -342,6 +350,10 @@ export function createMonitorEngine(
   };
 
   const apply = (event: ContractEvent): void => {
+    // Only the few matches the contract still looks at are redacted, whole, before any bound cuts them.
+    if (event.type === "match" && redactor !== null && state.phase === "watching") {
+      event = { ...event, match: redactMatch(redactor, event.match) };
+    }
     const next = transition(state, event);
     if (next === state) return;
     state = next;
@@ -676,7 +688,12 @@ export function createMonitorEngine(
         const verdict = settle(state, end);
         const snapshot = tail.snapshot();
         await disposeAll();
-        return { ...verdict, output: snapshot.lines, outputTruncated: snapshot.truncated };
+        if (redactor === null) return { ...verdict, output: snapshot.lines, outputTruncated: snapshot.truncated };
+        const output = redactTail(redactor, snapshot.lines);
+        const redactions = (verdict.redactions ?? 0) + output.count;
+        const outcome: MonitorOutcome = { ...verdict, output: output.lines, outputTruncated: snapshot.truncated };
+        if (redactions > 0) outcome.redactions = redactions;
+        return outcome;
       })();
       return outcome;
     },

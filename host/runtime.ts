@@ -5,6 +5,7 @@
  */
 import { createRequire } from "node:module";
 import { createLogBudget, createSessionLogDir } from "../actors/log-writer.ts";
+import { redactionEnabled } from "../actors/redact.ts";
 import type { JobSpec } from "../mailbox/protocol.ts";
 import { Job } from "./job.ts";
 import { createActorPool, type ActorPool } from "./pool.ts";
@@ -75,6 +76,8 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       killGraceMs: request.killGraceMs,
       log: { dir, maxBytes: request.log.maxBytes, onQuota: request.log.onQuota },
       contract: request.contract ?? null,
+      // Read per job, so a test (or a future toggle) that changes the variable applies to the next job.
+      redact: redactionEnabled(process.env),
       fault: request.fault ?? null,
     };
     const job = new Job({

@@ -66,6 +66,10 @@ export const MonitorOutcome = Type.Object(
     reason: Type.Union([Type.String(), Type.Null()]),
     output: Type.Array(DiagnosticLine),
     outputTruncated: Type.Boolean(),
+    /** Secrets replaced with `[redacted:NAME]` in this outcome; present only when there were any. */
+    redactions: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** A capture (or the parsed result) is among what was redacted: the payload is not the command's verbatim output. */
+    capturesRedacted: Type.Optional(Type.Literal(true)),
   },
   { additionalProperties: false },
 );

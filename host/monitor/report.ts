@@ -4,7 +4,7 @@
  * Line order (each line only when it carries something):
  *   Monitor: <description>   monitor_id=   status=   elapsed=          identity and verdict
  *   matched=   completion=   stopped_by=                               what decided, and what the status proves
- *   result_parse_error=   matched_truncated=   captures_truncated=   output_truncated=
+ *   result_parse_error=   matched_truncated=   captures_truncated=   captures_redacted=   output_truncated=
  *                                                                      integrity warnings, before the data they qualify
  *   result=   capture.NAME=   capture_alias.OTHER=FIRST                the payload (or payload_encoding/payload_rle)
  *   expected=   exit_code=   signal=   reason=   timeout_ms=           why it did not pass
@@ -110,6 +110,7 @@ function integrityLines(outcome: MonitorOutcome): string[] {
   if (outcome.resultParseError !== null) lines.push(`result_parse_error=${escapeText(outcome.resultParseError)}`);
   if (outcome.matchedTruncated && showsMatched(outcome)) lines.push("matched_truncated=true");
   if (outcome.capturesTruncated) lines.push("captures_truncated=true");
+  if (outcome.capturesRedacted) lines.push("captures_redacted=true");
   // The tail is shown only for runs that did not pass, and so is the warning that it was cut.
   if (outcome.outputTruncated && outcome.status !== "success") lines.push("output_truncated=true");
   return lines;
@@ -168,6 +169,8 @@ function compactSuccess(input: ReportInput): string[] {
   // process itself exited 0.
   if (outcome.stoppedBy !== null) lines.push(`stopped_by=${outcome.stoppedBy}`);
   else if (outcome.exitCode !== null) lines.push(`exit_code=${outcome.exitCode}`);
+  // A payload with secrets replaced is still usable, but never silently different from what the command printed.
+  if (outcome.capturesRedacted) lines.push("captures_redacted=true");
   lines.push(...payloadBlock(outcome, true));
   return lines;
 }
@@ -249,6 +252,8 @@ export function terminalResult(facts: TerminalFacts): MonitorTerminalResult {
     outputTruncated: outcome.status === "success" ? false : outcome.outputTruncated,
   };
   if (outcome.hasResult) result.result = outcome.result;
+  if (outcome.redactions !== undefined) result.redactions = outcome.redactions;
+  if (outcome.capturesRedacted) result.capturesRedacted = true;
   return result;
 }
 

@@ -84,6 +84,9 @@ export const MonitorTerminalResult = Type.Object(
     reason: Nullable(Type.String()),
     output: Type.Array(DiagnosticLine),
     outputTruncated: Type.Boolean(),
+    /** Secrets replaced with `[redacted:NAME]`; present only when there were any. */
+    redactions: Type.Optional(Type.Integer({ minimum: 1 })),
+    capturesRedacted: Type.Optional(Type.Literal(true)),
   },
   { additionalProperties: false },
 );
