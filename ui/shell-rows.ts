@@ -18,7 +18,7 @@ import type { ProcessStatus, Supervision } from "../host/shell/supervision.ts";
 import { bandHeading, TONE_STYLE, type BandOptions } from "./bands.ts";
 import { renderFields } from "./fields.ts";
 import { bytes, duration, elapsed } from "./format.ts";
-import { sanitizeBlock } from "./sanitize.ts";
+import { safe, sanitizeBlock } from "./sanitize.ts";
 import { codePoints, fit, headPoints } from "./text.ts";
 import type { DetailField } from "../host/ui/snapshot-types.ts";
 
@@ -59,8 +59,9 @@ export function shellOutcome(r: Ending): string {
   }
 }
 
+/** A command on one line, sanitized and shortened (every row that shows it on one line uses this). */
 function command(cmd: string): string {
-  const flat = cmd.replace(/\s+/g, " ").trim();
+  const flat = safe(cmd.replace(/\s+/g, " ").trim());
   return codePoints(flat) <= HEADING_COMMAND_POINTS ? flat : `${headPoints(flat, HEADING_COMMAND_POINTS - 1)}…`;
 }
 
