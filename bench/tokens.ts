@@ -326,9 +326,9 @@ const targets: [string, number, number][] = [
 ];
 
 const markdown = [
-  "# Monitor token figures",
+  "# Token figures",
   "",
-  "Offline cl100k_base counts (js-tiktoken) of the text monitors put in front of the model. They estimate the",
+  "Offline cl100k_base counts (js-tiktoken) of the text monitors and shell jobs put in front of the model. They estimate the",
   "serialised text only: providers add their own framing, and billing is not measured. Reproduce with `npm run tokens`.",
   "",
   "## Fixed cost per request",
