@@ -59,14 +59,17 @@ export function shellOutcome(r: Ending): string {
   }
 }
 
-/** A command on one line, sanitized and shortened (every row that shows it on one line uses this). */
-function command(cmd: string): string {
-  const flat = safe(cmd.replace(/\s+/g, " ").trim());
+/**
+ * A command on one line, sanitized and shortened (every row that shows it on one line uses this). Results stored
+ * before set_on_exit and kill_session carried the command have none.
+ */
+function command(cmd: string | undefined): string {
+  const flat = safe((cmd ?? "").replace(/\s+/g, " ").trim());
   return codePoints(flat) <= HEADING_COMMAND_POINTS ? flat : `${headPoints(flat, HEADING_COMMAND_POINTS - 1)}…`;
 }
 
 function heading(outcome: string, facts: readonly string[], tone: Tone, options: BandOptions): string {
-  return bandHeading(SHELL_TAG, outcome, facts, options, TONE_STYLE[tone].fg);
+  return bandHeading(SHELL_TAG, outcome, facts.filter((fact) => fact !== ""), options, TONE_STYLE[tone].fg);
 }
 
 function fields(list: readonly DetailField[], options: BandOptions): string[] {
@@ -120,7 +123,9 @@ export function processRowLines(r: ProcessResult, options: BandOptions): string[
   for (const note of r.notes) list.push(inline("Note", note));
   const omitted = r.output_omitted_bytes > 0 ? `, ${bytes(r.output_omitted_bytes)} omitted` : "";
   const replay = r.output_replayed ? ", replayed" : "";
-  const label = `Output (${bytes(r.output_bytes)} read${omitted}, ${r.output_rendered}${replay})`;
+  // Results stored before output was rendered do not say how it was made.
+  const rendered = r.output_rendered !== undefined ? `, ${r.output_rendered}` : "";
+  const label = `Output (${bytes(r.output_bytes)} read${omitted}${rendered}${replay})`;
   const output = r.output.replace(/\n+$/, "");
   list.push(output === "" ? inline(label, "none") : { label, value: output, layout: "block" });
   return [...lines, ...fields(list, options)];
@@ -178,7 +183,7 @@ export function setOnExitRowLines(r: SetOnExitResult, options: BandOptions): str
       [
         inline("On exit", `${r.on_exit} (was ${r.previous_on_exit})`),
         inline("Job", r.running ? "running" : shellOutcome(r)),
-        { label: "Command", value: r.cmd, layout: "code" },
+        { label: "Command", value: r.cmd ?? "", layout: "code" },
       ],
       options,
     ),
@@ -198,7 +203,7 @@ export function killRowLines(r: KillResult, options: BandOptions): string[] {
     inline("Signal", r.signal),
     inline("Escalated", r.escalated ? "yes (SIGKILL after the grace)" : "no"),
     inline("Message", r.message),
-    { label: "Command", value: r.cmd, layout: "code" },
+    { label: "Command", value: r.cmd ?? "", layout: "code" },
     ...supervisionFields(r.supervision),
     inline("Log path", r.log_path ?? "none"),
   ];
