@@ -109,6 +109,7 @@ class BoundedLines {
     let omittedBytes = this.omitted;
     if (tail.length === 1 && this.tailUsed > this.tailBytes) {
       const only = tail[0]!;
+      // Code points of at most four UTF-8 bytes each, so the kept end stays within the tail's bytes.
       const keep = Math.max(0, Math.floor(this.tailBytes / 4));
       const cut = [...only.text];
       const kept = cut.slice(Math.max(0, cut.length - keep)).join("");
