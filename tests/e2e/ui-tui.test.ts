@@ -45,6 +45,7 @@ async function openConsole(t: TuiSession): Promise<string> {
 }
 
 describe("pi-jobs UI in the TUI", () => {
+  // The whole tour runs real jobs one after another: on a loaded machine it outlasts the default test timeout.
   it("the tour's shell jobs are compact rows: outcome, command and output lines, never the model's metadata", async () => {
     // Tall enough that the whole tour stays on the screen.
     tui = await startTui({ extensions: EXTENSIONS, args: DEMO, cols: 100, rows: 60 });
@@ -62,7 +63,7 @@ describe("pi-jobs UI in the TUI", () => {
     expect(screen).not.toMatch(/^\s*(supervision|wait|log_path|elapsed_ms):/m);
     expect(screen).not.toMatch(/Process running with session_id/);
     expect(screen).not.toMatch(/\\e\[/);
-  });
+  }, 240_000);
 
   it("console at 80×24: select, show output, stop one with x, close with q", async () => {
     tui = await startTui({ extensions: EXTENSIONS, args: DEMO, cols: 80, rows: 24 });
