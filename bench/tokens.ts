@@ -1,7 +1,7 @@
 /**
  * `npm run tokens`: offline cl100k_base token counts for what monitors put in front of the model — the tool
  * declarations with the prompt guidance (a fixed cost on every request) and the terminal report of representative
- * workloads. Reports are built by the real report builder from outcomes shaped like the ones the monitor actor
+ * workloads — and of shell-job output before and after rendering (bench/shell-output.ts). Reports are built by the real report builder from outcomes shaped like the ones the monitor actor
  * produces for those workloads. Prints a markdown table and writes docs/tokens.md.
  *
  * These are tokenizer estimates of the serialised text, not billing: providers add their own framing.
@@ -22,6 +22,7 @@ import {
   MonitorStopOutput,
   MonitorStopParams,
 } from "../host/monitor/schemas.ts";
+import { rawReads, renderedReads, SHELL_WORKLOADS } from "./shell-output.ts";
 
 const encoder = new Tiktoken(cl100k_base);
 
@@ -294,6 +295,13 @@ const reportRows = workloads.map((workload) => ({
 }));
 const acknowledgement = tokens(buildAcknowledgement("background verification", "monitor_1"));
 
+const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
+const shellRows = SHELL_WORKLOADS.map((workload) => ({
+  name: workload.name,
+  raw: sum(rawReads(workload).map(tokens)),
+  rendered: sum(renderedReads(workload).map(tokens)),
+}));
+
 // The fast count must agree with the library wherever the library is quick enough to ask.
 for (const text of [...declarations, ...fixedRows.map((row) => row.label), ...workloads.flatMap((w) => [true, false].map((c) => report(w, c, true)))]) {
   if (text.length <= 8_000 && tokens(text) !== encoder.encode(text).length) {
@@ -318,9 +326,9 @@ const targets: [string, number, number][] = [
 ];
 
 const markdown = [
-  "# Monitor token figures",
+  "# Token figures",
   "",
-  "Offline cl100k_base counts (js-tiktoken) of the text monitors put in front of the model. They estimate the",
+  "Offline cl100k_base counts (js-tiktoken) of the text monitors and shell jobs put in front of the model. They estimate the",
   "serialised text only: providers add their own framing, and billing is not measured. Reproduce with `npm run tokens`.",
   "",
   "## Fixed cost per request",
@@ -346,6 +354,17 @@ const markdown = [
   "The 10,000-diagnostics report carries the bounded tail (the newest 100 lines); the rest stays out of context.",
   "The 24 KiB JSON stays complete in the structured result either way; `compact=true` changes only its text,",
   "which decodes exactly to the default payload.",
+  "",
+  "## Shell-job output: raw → rendered",
+  "",
+  "The `output` text of `exec_command` / `write_stdin` results for each workload, summed over its reads, before",
+  "(the raw bytes' head and tail with control characters escaped) and after rendering (a PTY through the terminal",
+  "emulator, pipes as pipe text; `output_rendered` says which). Built by `bench/shell-output.ts`; the REPL bytes are",
+  "recorded from `node -i` in a 120×30 PTY, the others are shaped like what those programs write.",
+  "",
+  "| Workload | Raw (before) | Rendered (after) | After ÷ before |",
+  "|---|---:|---:|---:|",
+  ...shellRows.map((row) => `| ${row.name} | ${fmt(row.raw)} | ${fmt(row.rendered)} | ${(row.rendered / row.raw).toFixed(2)} |`),
   "",
   "## Targets",
   "",

@@ -36,12 +36,21 @@ export const TONE_STYLE: Record<Tone, { fg: FgRole; bg: BgRole }> = {
   stopped: { fg: "dim", bg: "toolPendingBg" },
 };
 
-function heading(outcome: string, description: string, options: BandOptions, fg: FgRole): string {
+/**
+ * A band's first line: `[tag] outcome · fact · fact · <key> to expand`. Below COMPACT_BELOW columns only `[outcome]`;
+ * below HINT_BELOW the expand hint is left out so the state keeps its room.
+ */
+export function bandHeading(tag: string, outcome: string, facts: readonly string[], options: BandOptions, fg: FgRole): string {
   const { width, theme } = options;
   if (width < COMPACT_BELOW) return fit(theme.fg(fg, theme.bold(`[${outcome}]`)), width);
   const hint = !options.expanded && width >= HINT_BELOW && options.expandKey !== "" ? ` · ${options.expandKey} to expand` : "";
-  const head = theme.fg(fg, theme.bold(`[monitor] ${outcome}`));
-  return fit(`${head}${theme.fg(fg, ` · ${safe(description)}`)}${theme.fg("dim", hint)}`, width);
+  const head = theme.fg(fg, theme.bold(`[${tag}] ${outcome}`));
+  const rest = facts.map((fact) => ` · ${safe(fact)}`).join("");
+  return fit(`${head}${theme.fg(fg, rest)}${theme.fg("dim", hint)}`, width);
+}
+
+function heading(outcome: string, description: string, options: BandOptions, fg: FgRole): string {
+  return bandHeading("monitor", outcome, [description], options, fg);
 }
 
 export function startBandLines(start: StartView, options: BandOptions): string[] {

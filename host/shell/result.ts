@@ -7,6 +7,7 @@ import type { Cleanup, Failure, ProcessStatus, StopReason, Supervision, Supervis
 import type { WaitMode } from "./waits.ts";
 import { escapeControls, oneLine } from "./text-safety.ts";
 import { COMMAND_PREVIEW_CHARS } from "./limits.ts";
+import type { OutputRendering } from "./output-text.ts";
 
 export type WaitStatus = "snapshot" | "completed" | "deadline" | "cancelled" | "steered";
 export type OnExit = "none" | "wake";
@@ -23,7 +24,11 @@ export interface ProcessResult {
   failure?: Failure | null;
   output: string;
   output_bytes: number;
+  /** Bytes left out between head and tail: raw bytes for "text", rendered bytes for "terminal". */
   output_omitted_bytes: number;
+  /** How `output` was made from the raw bytes (which stay unchanged in the log): a terminal emulator's rendered lines
+   * for a PTY, or pipe text with colours and OSC strings removed and carriage returns applied. */
+  output_rendered: OutputRendering;
   /** True when this is the saved final read of a completion first collected inside a codemode script. */
   output_replayed: boolean;
   output_bytes_total: number;
@@ -70,6 +75,7 @@ export interface ListResult {
 export interface SetOnExitResult {
   operation: "set_on_exit";
   session_id: number;
+  cmd: string;
   on_exit: OnExit;
   previous_on_exit: OnExit;
   running: boolean;
@@ -81,6 +87,7 @@ export interface SetOnExitResult {
 export interface KillResult {
   operation: "kill_session";
   session_id: number;
+  cmd: string;
   signal: string;
   killed: boolean;
   escalated: boolean;
@@ -133,6 +140,7 @@ export const ProcessResultSchema = Type.Object({
   output: Type.String(),
   output_bytes: Type.Integer(),
   output_omitted_bytes: Type.Integer(),
+  output_rendered: Type.Union([Type.Literal("terminal"), Type.Literal("text")]),
   output_replayed: Type.Boolean(),
   output_bytes_total: Type.Integer(),
   log_path: Nullable(Type.String()),
@@ -175,6 +183,7 @@ export const ListResultSchema = Type.Object({
 export const SetOnExitResultSchema = Type.Object({
   operation: Type.Literal("set_on_exit"),
   session_id: Type.Integer(),
+  cmd: Type.String(),
   on_exit: OnExitSchema,
   previous_on_exit: OnExitSchema,
   running: Type.Boolean(),
@@ -185,6 +194,7 @@ export const SetOnExitResultSchema = Type.Object({
 export const KillResultSchema = Type.Object({
   operation: Type.Literal("kill_session"),
   session_id: Type.Integer(),
+  cmd: Type.String(),
   signal: Type.String(),
   killed: Type.Boolean(),
   escalated: Type.Boolean(),
@@ -245,7 +255,7 @@ export function processResultText(r: ProcessResult): string {
   for (const note of r.notes) lines.push(`note: ${note}`);
   const omitted = r.output_omitted_bytes > 0 ? `, ${r.output_omitted_bytes} omitted` : "";
   const replay = r.output_replayed ? " (output_replayed: saved final read from a codemode script)" : "";
-  lines.push(`output (${r.output_bytes} bytes${omitted})${replay}:`);
+  lines.push(`output (${r.output_bytes} bytes${omitted}, output_rendered: ${r.output_rendered})${replay}:`);
   return `${lines.join("\n")}\n${escapeControls(r.output)}`;
 }
 

@@ -19,6 +19,7 @@ import {
   supervisionOf,
   type ShellSession,
 } from "./session.ts";
+import { feedBatch } from "./output-text.ts";
 import type { ShellState } from "./state.ts";
 import { validateExec, validateKill, validateListSessions, validateSetOnExit, validateWriteStdin, type Checked } from "./validate.ts";
 import { planWait, type WaitPlan, type WaitPlanResult } from "./waits.ts";
@@ -145,7 +146,7 @@ export class ShellService {
   private watch(session: ShellSession): void {
     const state = this.state;
     session.handle.onOutput((batch) => {
-      session.output.push(batch.payload);
+      feedBatch(session.output, batch.payload, batch.spans);
       session.lastOutputEpochMs = Date.now();
     });
     void session.handle.done.then((result) => {
@@ -189,6 +190,7 @@ export class ShellService {
       if (request.resize !== null) {
         const ack = await session.handle.resize(request.resize.cols, request.resize.rows);
         if (!ack.ok) throw new ShellToolError(`write_stdin: resize of session ${session.id} failed: ${ack.error}`);
+        session.output.resize(request.resize.cols, request.resize.rows);
         notes.push(`resized to ${request.resize.cols}x${request.resize.rows}`);
       }
       if (request.input !== null) {
@@ -281,6 +283,7 @@ export class ShellService {
       output: taken.text,
       output_bytes: taken.bytes,
       output_omitted_bytes: taken.omittedBytes,
+      output_rendered: session.output.rendering,
       output_replayed: false,
       output_bytes_total: session.output.totalBytes,
       log_path: logPathOf(session),
@@ -391,6 +394,7 @@ export class ShellService {
     return {
       operation: "set_on_exit",
       session_id: session.id,
+      cmd: session.cmd,
       on_exit: request.onExit,
       previous_on_exit: previous,
       running: ended === null,
@@ -451,6 +455,7 @@ export class ShellService {
     return {
       operation: "kill_session",
       session_id: session.id,
+      cmd: session.cmd,
       signal,
       killed,
       escalated: session.result?.escalated ?? false,

@@ -1,11 +1,12 @@
 /**
- * One shell session as the registry keeps it: the job handle, the unread-output accumulator and what the tools
+ * One shell session as the registry keeps it: the job handle, the unread output and what the tools
  * have observed. A plain object (no class) so that it carries over /reload unchanged and any instance can read it.
  */
 import { join } from "node:path";
 import type { ActorResult } from "../../mailbox/protocol.ts";
 import type { JobHandle } from "../runtime-api.ts";
-import { OutputAccumulator } from "./output-buffer.ts";
+import { DEFAULT_PTY_SIZE } from "./limits.ts";
+import { createOutputText, type OutputText } from "./output-text.ts";
 import type { ProcessResult } from "./result.ts";
 import { deriveSupervision, describeEnding, type Ending, type Supervision } from "./supervision.ts";
 import type { OnExit } from "./validate.ts";
@@ -20,7 +21,7 @@ export interface ShellSession {
   readonly timeoutMs: number;
   readonly startedEpochMs: number;
   onExit: OnExit;
-  readonly output: OutputAccumulator;
+  readonly output: OutputText;
   lastOutputEpochMs: number;
   result: ActorResult | null;
   ending: Ending | null;
@@ -47,7 +48,7 @@ export function createSession(init: {
   const session: ShellSession = {
     ...init,
     startedEpochMs: init.handle.requestedAtEpoch,
-    output: new OutputAccumulator(),
+    output: createOutputText(init.tty ? DEFAULT_PTY_SIZE : null),
     lastOutputEpochMs: init.handle.requestedAtEpoch,
     result: null,
     ending: null,

@@ -18,6 +18,7 @@ import type { MonitorService } from "../monitor/service.ts";
 import type { ShellService } from "../shell/service.ts";
 import { listText } from "../shell/result.ts";
 import { highlightShell, registerMonitorRenderers } from "./renderers.ts";
+import { registerShellRenderers } from "./shell-renderers.ts";
 import { createSnapshotBuilder, type SnapshotBuilder } from "./snapshot.ts";
 import { safe } from "../../ui/sanitize.ts";
 
@@ -114,6 +115,7 @@ export function installUi(pi: ExtensionAPI, deps: UiDeps): void {
       return monitors.active().some((r) => r.monitorId === monitorId) || monitors.history().some((r) => r.monitorId === monitorId);
     },
   });
+  registerShellRenderers(pi);
 
   const showWidget = (ctx: ExtensionContext): void => {
     if (ctx.mode !== "tui") return;

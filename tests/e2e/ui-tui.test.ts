@@ -45,6 +45,26 @@ async function openConsole(t: TuiSession): Promise<string> {
 }
 
 describe("pi-jobs UI in the TUI", () => {
+  // The whole tour runs real jobs one after another: on a loaded machine it outlasts the default test timeout.
+  it("the tour's shell jobs are compact rows: outcome, command and output lines, never the model's metadata", async () => {
+    // Tall enough that the whole tour stays on the screen.
+    tui = await startTui({ extensions: EXTENSIONS, args: DEMO, cols: 100, rows: 60 });
+    const t = tui;
+    await t.waitForPane(/scripted-tour/);
+    await t.type("show me");
+    await t.sendKeys("Enter");
+    const screen = await t.waitForPane(/That is the tour/, 180_000);
+    fitsWidth(screen, 100);
+    expect(screen).toMatch(/\[shell\] running · node -i · session \d+ · ctrl\+o to expand/);
+    // The REPL's answer as a person reads it, without its colour codes.
+    expect(screen).toMatch(/^\s*\[ 7, 14, 21 \]\s*$/m);
+    expect(screen).toMatch(/\[shell\] exited 0 · node -i · /);
+    expect(screen).toMatch(/\[shell\] wake · 1 job finished/);
+    expect(screen).not.toMatch(/^\s*(supervision|wait|log_path|elapsed_ms):/m);
+    expect(screen).not.toMatch(/Process running with session_id/);
+    expect(screen).not.toMatch(/\\e\[/);
+  }, 240_000);
+
   it("console at 80×24: select, show output, stop one with x, close with q", async () => {
     tui = await startTui({ extensions: EXTENSIONS, args: DEMO, cols: 80, rows: 24 });
     const t = tui;

@@ -255,6 +255,26 @@ describe("write_stdin", () => {
   });
 });
 
+describe("rendered output", () => {
+  it("a PTY job's output reaches the model as the terminal shows it; the log keeps the raw bytes", async () => {
+    const cmd = "printf '\\033[32mgreen\\033[0m\\n'; for i in 1 2 3 4 5; do printf '\\r%s%%' $((i*20)); done; printf '\\n'";
+    const r = await service.exec({ cmd, tty: true, yield_time_ms: 30_000 }, call());
+    expect(r).toMatchObject({ running: false, exit_code: 0, output_rendered: "terminal" });
+    expect(r.output).toBe("green\n100%");
+    const raw = readFileSync(r.log_path!, "utf8");
+    expect(raw).toContain("\u001b[32mgreen\u001b[0m");
+    expect(raw).toContain("\r20%\r40%");
+  });
+
+  it("pipe output loses colour codes and OSC strings and applies carriage returns; the log keeps the raw bytes", async () => {
+    const cmd = "printf '\\033[1;31mred\\033[0m \\033]0;title\\007x\\n10%%\\r100%%\\n'";
+    const r = await service.exec({ cmd, yield_time_ms: 30_000 }, call());
+    expect(r).toMatchObject({ running: false, exit_code: 0, output_rendered: "text" });
+    expect(r.output).toBe("red x\n100%\n");
+    expect(readFileSync(r.log_path!, "utf8")).toBe("\u001b[1;31mred\u001b[0m \u001b]0;title\u0007x\n10%\r100%\n");
+  });
+});
+
 describe("PTY sessions", () => {
   it("drives a Python REPL: isatty, Ctrl-C interrupts sleep, resize then stty size", async () => {
     const id = await started("python3 -q", { tty: true });

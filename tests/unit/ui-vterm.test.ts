@@ -18,8 +18,10 @@ import { MonitorConsole, type ConsoleSource } from "../../ui/console.ts";
 import { renderFooter, type FooterStyle } from "../../ui/metrics/footer.ts";
 import { sanitizeStatus } from "../../ui/metrics/format.ts";
 import { SessionsPicker } from "../../ui/sessions-picker.ts";
+import { callRowLines, killRowLines, listRowLines, processRowLines, setOnExitRowLines, shellTone, wakeRowLines } from "../../ui/shell-rows.ts";
 import { bigJson, monitorJob, snapshotOf, START, terminalResult } from "../fixtures/ui-snapshots.ts";
 import { paint, piTheme, renderWithPiTui, type Painted } from "../fixtures/ui-vterm.ts";
+import { exitedResult, killResult, listResult, processResult, SET_ON_EXIT, WAKE } from "../fixtures/shell-results.ts";
 
 const WIDTHS = [20, 40, 80, 120] as const;
 const OUTCOMES = ["success", "failure", "timeout", "result_missing", "stopped"] as const;
@@ -320,6 +322,58 @@ describe("transcript bands", () => {
             }
           }
         }
+      }
+    });
+  }
+});
+
+describe("shell rows", () => {
+  const highlight = (code: string) => highlightCode(code, "bash");
+
+  for (const width of WIDTHS) {
+    it(`running and exited rows, collapsed and expanded, at ${width} columns`, async () => {
+      for (const result of [processResult({ cmd: `node -i ${WIDE}` }), exitedResult(0), exitedResult(1), exitedResult(0, { status: "timed_out", exit_code: null, signal: "SIGTERM" })]) {
+        const bg = TONE_STYLE[shellTone(result)].bg;
+        const collapsed = band((w) => processRowLines(result, { width: w, expanded: false, expandKey: "ctrl+o", theme, highlight }), bg).render(width);
+        const one = await shows(collapsed, width);
+        expect(one.rows[0]?.trim()).toMatch(width < 32 ? /^\[(running|exited \d|timed out)\]$/ : /^\[shell\] (running|exited \d|timed out) · /);
+        expect(collapsed.length).toBeLessThanOrEqual(1 + 5);
+        const expanded = band((w) => processRowLines(result, { width: w, expanded: true, expandKey: "ctrl+o", theme, highlight }), bg).render(width);
+        const all = await shows(expanded, width);
+        expect(all.rows.some((row) => row.trim().startsWith("Log path:"))).toBe(true);
+      }
+    });
+
+    it(`list, set_on_exit, kill, wake and call rows at ${width} columns`, async () => {
+      for (const expanded of [false, true]) {
+        const o = { width, expanded, expandKey: "ctrl+o", theme, highlight };
+        for (const build of [
+          (w: number) => listRowLines(listResult(7), { ...o, width: w }),
+          (w: number) => setOnExitRowLines(SET_ON_EXIT, { ...o, width: w }),
+          (w: number) => killRowLines(killResult(), { ...o, width: w }),
+          (w: number) => wakeRowLines(WAKE, { ...o, width: w }),
+          (w: number) => callRowLines("exec_command", { cmd: `npm test ${WIDE}`, tty: true, timeout_seconds: 90 }, { ...o, width: w }),
+        ]) {
+          const lines = band(build, "toolPendingBg").render(width);
+          const screen = await shows(lines, width);
+          expect(screen.rows[0]?.trim().startsWith(width < 32 ? "[" : "[shell] ")).toBe(true);
+        }
+      }
+    });
+
+    it(`hostile commands and output are only text in shell rows at ${width} columns`, async () => {
+      const output = `${HOSTILE}\n${EACH_CONTROL.join("\n")}`;
+      for (const expanded of [false, true]) {
+        const o = { width, expanded, expandKey: "ctrl+o", theme, highlight };
+        const rows = [
+          processRowLines(processResult({ cmd: HOSTILE, output, notes: [HOSTILE] }), o),
+          processRowLines(exitedResult(1, { cmd: `${HOSTILE}\n${EACH_CONTROL.join("\n")}`, output, log_path: HOSTILE }), o),
+          listRowLines({ ...listResult(2), sessions: listResult(2).sessions.map((s) => ({ ...s, cmd: HOSTILE, log_path: HOSTILE })) }, o),
+          killRowLines(killResult({ cmd: HOSTILE, message: HOSTILE }), o),
+          wakeRowLines({ ...WAKE, sessions: WAKE.sessions.map((s) => ({ ...s, cmd: HOSTILE, failure: HOSTILE })) }, o),
+          callRowLines("write_stdin", { session_id: 1, chars: HOSTILE }, o),
+        ];
+        for (const lines of rows) await shows(band(() => lines, "toolErrorBg").render(width), width);
       }
     });
   }
