@@ -16,7 +16,7 @@ export interface RuntimeOptions {
   warm?: number;
   /** Bytes of logs all jobs of this runtime may write together. */
   logBudgetBytes?: number;
-  /** Output the host keeps per job for the console and reports. */
+  /** Output each actor retains for the console and `/jobs`. */
   retain?: { maxBytes: number; maxLines: number };
   /** Check every mailbox message against its schema (development and tests). */
   checkMessages?: boolean;
@@ -51,10 +51,14 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   let pool: ActorPool | null = null;
   const live = new Map<string, Job>();
   let counter = 0;
-  const counters = { bytes: 0, lines: 0 };
+  /** Output of the jobs that have ended; a live job's own figures are read from its cell. */
+  const endedTotals = { bytes: 0, lines: 0 };
   let closed = false;
-  /** Hung threads that own a terminal: never terminated (platform.md), so the pool must not be destroyed under them. */
-  let strandedPtyThreads = 0;
+  /**
+   * Threads the supervisor could not end: a hung one that owns a terminal (platform.md) or one still inside spawn.
+   * The pool must not be destroyed under them.
+   */
+  let strandedThreads = 0;
 
   const ensurePool = (): ActorPool => (pool ??= createActorPool({ capacity, warm: options.warm ?? 2 }));
 
@@ -73,6 +77,8 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       timeoutMs: request.timeoutMs,
       killGraceMs: request.killGraceMs,
       log: { dir, maxBytes: request.log.maxBytes, onQuota: request.log.onQuota },
+      retain,
+      unread: request.unread ?? null,
       contract: request.contract ?? null,
       fault: request.fault ?? null,
     };
@@ -83,20 +89,24 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       pool: ensurePool(),
       logBudget,
       checkMessages,
-      retain,
-      counters,
       onEnded: (ended) => {
         live.delete(ended.id);
-        const result = ended.result();
-        if (result?.cause === "actor_unresponsive" && ended.spec.io.kind === "pty") strandedPtyThreads += 1;
+        const figures = ended.figures();
+        endedTotals.bytes += figures.bytes;
+        endedTotals.lines += figures.lines;
+        if (ended.threadLeftAlone) strandedThreads += 1;
       },
     });
     live.set(job.id, job);
     return job;
   }
 
+  /**
+   * Stops every job at once. Bounded: each settles within its grace plus a second even if its actor is slow or still
+   * starting (the supervisor then kills the published group itself); a job cancelled before it spawned ends at once.
+   */
   async function stopAll(): Promise<void> {
-    await Promise.all([...live.values()].map((job) => job.stop()));
+    await Promise.all([...live.values()].map((job) => job.stop("SIGTERM", { bounded: true })));
   }
 
   return {
@@ -109,10 +119,18 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       await stopAll();
       const current = pool;
       pool = null;
-      if (strandedPtyThreads === 0) await current?.destroy();
+      if (strandedThreads === 0) await current?.destroy();
     },
     threads: () => pool?.threads() ?? 0,
-    totals: () => ({ ...counters }),
+    totals: () => {
+      const totals = { ...endedTotals };
+      for (const job of live.values()) {
+        const figures = job.figures();
+        totals.bytes += figures.bytes;
+        totals.lines += figures.lines;
+      }
+      return totals;
+    },
     warmUp() {
       if (!closed) ensurePool();
     },
