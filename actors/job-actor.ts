@@ -76,6 +76,14 @@ function lowerPriority(): void {
   }
 }
 
+/** The log of a job that never claimed its spawn: no file, nothing written. */
+const NO_LOG: LogWriter = {
+  path: "",
+  write: () => ({ accepted: 0, hitQuota: false }),
+  state: () => ({ path: null, bytes: 0, truncated: false, error: null }),
+  close: () => {},
+};
+
 export default async function runJob(task: ActorTask): Promise<ActorTaskResult> {
   lowerPriority();
   // Checks need TypeBox, which only a checkout has at hand; they are loaded only when on.
@@ -95,7 +103,9 @@ class JobActor implements ActorControl {
   private readonly window: OutputWindow;
   private readonly unread: UnreadOutput | null;
   private readonly heartbeat: ReturnType<typeof setInterval>;
-  private readonly log: LogWriter;
+  /** Opened once the spawn is claimed: a job cancelled before it started leaves no file behind. */
+  private log: LogWriter = NO_LOG;
+  private readonly logBudget: SharedArrayBuffer;
   private engine: MonitorEngine | null = null;
   private readonly requestedAt = performance.now();
   private spawnedAt: number | null = null;
@@ -129,12 +139,7 @@ class JobActor implements ActorControl {
     this.heartbeat = setInterval(() => this.cell.beat(), HEARTBEAT_MS);
     this.heartbeat.unref();
     this.mailbox.receive((message) => this.answer(message));
-    this.log = openLogWriter({
-      dir: this.spec.log.dir,
-      name: this.spec.id,
-      maxBytes: this.spec.log.maxBytes,
-      budget: task.logBudget,
-    });
+    this.logBudget = task.logBudget;
     Comlink.expose(this, createNodeEndpoint(this.controlPort));
   }
 
@@ -157,6 +162,7 @@ class JobActor implements ActorControl {
     if (!this.cell.claimSpawn()) {
       return this.finish("stopped", "stopped before it started; no process was spawned", { confirmed: true, escalated: false });
     }
+    this.log = openLogWriter({ dir: this.spec.log.dir, name: this.spec.id, maxBytes: this.spec.log.maxBytes, budget: this.logBudget });
     try {
       this.proc = await spawnProcess(this.spec);
     } catch (error) {

@@ -12,6 +12,9 @@ export interface BurstOutcome {
   delayMs: number;
   /** How many of the batch had a process when the shutdown began. */
   runningAtShutdown: number;
+  /** Until every job was stopped (runtime.stopAll): what bounds how long a process can outlive the quit. */
+  stopMs: number;
+  /** Until the shutdown returned: the stop, then the threads ended once idle. */
   shutdownMs: number;
   /** Processes carrying the batch's token still alive (not zombies) after the shutdown returned. */
   survivors: number[];
@@ -50,10 +53,12 @@ export async function burstThenShutdown(options: { perKind: number; delayMs: num
   await sleep(options.delayMs);
   const runningAtShutdown = jobs.filter((job) => job.phase() === "running").length;
   const began = performance.now();
+  await runtime.stopAll();
+  const stopMs = performance.now() - began;
   await closeRuntime(runtime);
   const shutdownMs = performance.now() - began;
   // A process that was being spawned as the shutdown began is killed by its actor once published; give the
   // kernel a moment to deliver those signals before counting.
   await sleep(200);
-  return { jobs: jobs.length, delayMs: options.delayMs, runningAtShutdown, shutdownMs, survivors: processesWith(token), killGraceMs };
+  return { jobs: jobs.length, delayMs: options.delayMs, runningAtShutdown, stopMs, shutdownMs, survivors: processesWith(token), killGraceMs };
 }

@@ -134,11 +134,17 @@ export class Job implements JobHandle {
       },
       this.abort.signal,
     );
-    task.then(
+    this.taskSettled = task.then(
       () => this.onTaskSettled(null),
       (error: unknown) => this.onTaskSettled(error),
     );
   }
+
+  /**
+   * Settles when the pool task has, i.e. its thread has booted, run the actor and is idle again (or the task never
+   * started). A job can end long before that: one cancelled while its thread still boots.
+   */
+  readonly taskSettled: Promise<void>;
 
   // ── JobHandle ─────────────────────────────────────────────────────────────────────────────────────────────────
 

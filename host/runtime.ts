@@ -3,6 +3,8 @@
  * directory and log budget, and the capacity bound; the tool layers (monitors, shell jobs) build on its API
  * (host/runtime-api.ts) and never see a worker or a port.
  */
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 import { createLogBudget, createSessionLogDir } from "../actors/log-writer.ts";
 import type { JobSpec } from "../mailbox/protocol.ts";
 import { Job } from "./job.ts";
@@ -23,6 +25,8 @@ export interface RuntimeOptions {
 }
 
 export const DEFAULT_CAPACITY = 64;
+/** How long shutdown waits for busy threads to go idle; after that they are ended in the background once idle. */
+const THREADS_IDLE_WAIT_MS = 3000;
 export const DEFAULT_LOG_BUDGET = 256 * 1024 * 1024;
 
 export class CapacityError extends Error {
@@ -50,6 +54,8 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   let logDir: string | null = null;
   let pool: ActorPool | null = null;
   const live = new Map<string, Job>();
+  /** Pool tasks not settled yet, of live and ended jobs alike. */
+  const tasks = new Set<Promise<void>>();
   let counter = 0;
   /** Output of the jobs that have ended; a live job's own figures are read from its cell. */
   const endedTotals = { bytes: 0, lines: 0 };
@@ -98,6 +104,8 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       },
     });
     live.set(job.id, job);
+    tasks.add(job.taskSettled);
+    void job.taskSettled.then(() => tasks.delete(job.taskSettled));
     return job;
   }
 
@@ -106,7 +114,18 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
    * starting (the supervisor then kills the published group itself); a job cancelled before it spawned ends at once.
    */
   async function stopAll(): Promise<void> {
-    await Promise.all([...live.values()].map((job) => job.stop("SIGTERM", { bounded: true })));
+    const jobs = [...live.values()];
+    const results = await Promise.all(jobs.map((job) => job.stop("SIGTERM", { bounded: true })));
+    const unconfirmed = jobs.filter((_, index) => results[index]!.cleanup !== "confirmed");
+    if (unconfirmed.length > 0 && logDir !== null) {
+      // Nobody may be left to tell at shutdown; the session's log directory keeps the record.
+      const lines = unconfirmed.map((job) => `${new Date().toISOString()} ${job.id} (pgid ${job.pgid() ?? "never published"}): stop not confirmed\n`);
+      try {
+        appendFileSync(join(logDir, "stop-unconfirmed.log"), lines.join(""), { mode: 0o600 });
+      } catch {
+        // Best effort: the jobs' results say "unconfirmed" either way.
+      }
+    }
   }
 
   return {
@@ -119,7 +138,18 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       await stopAll();
       const current = pool;
       pool = null;
-      if (strandedThreads === 0) await current?.destroy();
+      // Every process is gone by now. The threads are ended only once each has finished its task: a job cancelled
+      // while its thread was still booting ends at once, and terminating a thread in the middle of loading its
+      // modules can abort the whole process (an assertion in Node's module loader, seen under a burst-then-quit).
+      // Threads the supervisor had to leave alone are never terminated, so the pool is not destroyed under them.
+      if (current === null || strandedThreads > 0) return;
+      const idle = Promise.all([...tasks]);
+      const settled = await Promise.race([
+        idle.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), THREADS_IDLE_WAIT_MS).unref()),
+      ]);
+      if (settled) await current.destroy();
+      else void idle.then(() => current.destroy());
     },
     threads: () => pool?.threads() ?? 0,
     totals: () => {

@@ -70,6 +70,16 @@ describe("UnreadOutput", () => {
     // Generous: a quadratic or copying implementation takes far longer on a million pushes.
     expect(pushMs).toBeLessThan(5000);
   });
+  it("bounds a take to what the reader may keep, counting the rest as omitted", () => {
+    const acc = new UnreadOutput(100, 100);
+    acc.feed("stdout", enc("a".repeat(50) + "b".repeat(50) + "c".repeat(50)));
+    const out = acc.take(40, true);
+    expect(out.bytes).toBe(150);
+    expect(out.omittedBytes).toBe(110);
+    expect(out.text.startsWith("a".repeat(20) + "\n[… 110 bytes omitted")).toBe(true);
+    expect(out.text.endsWith("c".repeat(20))).toBe(true);
+    expect(acc.pendingBytes).toBe(0);
+  });
   it("finds UTF-8 boundaries", () => {
     expect(incompleteSuffix(enc("a€").subarray(0, 3))).toBe(2);
     expect(incompleteSuffix(enc("a€"))).toBe(0);
