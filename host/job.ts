@@ -61,6 +61,9 @@ export interface JobOptions {
   onEnded(job: Job): void;
 }
 
+/** How a job ends when the supervisor ends it: its actor failed, or a bounded stop was finished for it. */
+type SupervisorCause = Extract<EndCause, "actor_crashed" | "actor_unresponsive" | "stopped">;
+
 type PendingRead =
   | { what: "window"; resolve(window: RetainedWindow): void }
   | { what: "unread"; resolve(taken: TakenOutput): void };
@@ -230,10 +233,13 @@ export class Job implements JobHandle {
     }
     this.control.stop(signal).catch(() => {});
     // If the actor does not finish its own stop in time, the supervisor stops the group itself.
-    const after = options.bounded
-      ? this.spec.killGraceMs + BOUNDED_STOP_SLACK_MS
-      : this.spec.killGraceMs + ACTOR_FINISH_MS + SUPERVISOR_SLACK_MS + 5000;
-    this.armBackstop(after, "did not finish a requested stop");
+    if (options.bounded) {
+      // A stop that must be over in time (shutdown): past the grace, the supervisor finishes it itself. The job is
+      // then stopped as asked (its group killed and confirmed gone here), not failed, however slow its actor was.
+      this.armBackstop(this.spec.killGraceMs + BOUNDED_STOP_SLACK_MS, "had not reported the stop within its grace", "stopped");
+    } else {
+      this.armBackstop(this.spec.killGraceMs + ACTOR_FINISH_MS + SUPERVISOR_SLACK_MS + 5000, "did not finish a requested stop");
+    }
     return this.done;
   }
 
@@ -333,20 +339,20 @@ export class Job implements JobHandle {
 
   // ── Supervision ───────────────────────────────────────────────────────────────────────────────────────────────
 
-  private armBackstop(afterMs: number, what: string): void {
+  private armBackstop(afterMs: number, what: string, cause: SupervisorCause = "actor_unresponsive"): void {
     const at = performance.now() + afterMs;
     if (this.backstop && this.backstopAt <= at) return;
     if (this.backstop) clearTimeout(this.backstop);
     this.backstopAt = at;
-    this.scheduleBackstop(what);
+    this.scheduleBackstop(what, cause);
   }
 
   /** Node fires a timer longer than 2^31-1 ms at once, so a far deadline is reached in steps. */
-  private scheduleBackstop(what: string): void {
+  private scheduleBackstop(what: string, cause: SupervisorCause): void {
     const left = this.backstopAt - performance.now();
     this.backstop = setTimeout(() => {
-      if (this.backstopAt - performance.now() > 1) this.scheduleBackstop(what);
-      else void this.takeOver("actor_unresponsive", `the job actor ${what}`);
+      if (this.backstopAt - performance.now() > 1) this.scheduleBackstop(what, cause);
+      else void this.takeOver(cause, `the job actor ${what}`);
     }, Math.min(Math.max(left, 0), MAX_TIMER_MS));
     this.backstop.unref();
   }
@@ -363,7 +369,7 @@ export class Job implements JobHandle {
    * The supervisor's own cleanup: kill whatever group the cell names, wait until it is gone, report a failure with
    * the reason. A thread that may own a process it has not published yet (inside spawn) is never ended.
    */
-  private async takeOver(cause: Extract<EndCause, "actor_crashed" | "actor_unresponsive">, message: string): Promise<void> {
+  private async takeOver(cause: SupervisorCause, message: string): Promise<void> {
     if (this.final || this.takingOver) return;
     this.takingOver = true;
     if (this.cell.cancel()) {
