@@ -1,7 +1,9 @@
 /**
- * The job actor: one job, one worker thread. It owns the process group, the log, the output batching and, for a
- * monitor, the contract engine. It speaks only through its mailbox: the data port (spawned, output batches,
- * notices, exactly one exit) and the control port (comlink: snapshot, write, resize, stop).
+ * The job actor: one job, one worker thread. It owns the process group, the log, the job's output (the retained
+ * window and, for a shell job, the unread head and tail) and, for a monitor, the contract engine. Figures and
+ * lifecycle facts go to the job's shared cell; bytes cross only when the host reads them. It speaks through its
+ * mailbox: the data port (spawned, read replies, notices, exactly one exit) and the control port (comlink:
+ * snapshot, write, resize, stop).
  *
  * The pool runs `runJob` as one long task; the task resolves only after the exit message is posted, and for a
  * PTY only from a setImmediate after node-pty reported the exit, because ending a thread that still has a live
@@ -9,10 +11,10 @@
  */
 import { performance } from "node:perf_hooks";
 import type { MessagePort } from "node:worker_threads";
-import { createOutbox, type Outbox } from "../mailbox/outbox.ts";
+import { JobCellWriter } from "../mailbox/job-cell.ts";
 import { typedPort, type TypedPort } from "../mailbox/port.ts";
 import type { ProtocolCheckers } from "../mailbox/check.ts";
-import { INITIAL_CREDIT, MAX_WRITE_QUEUE_BYTES } from "../mailbox/constants.ts";
+import { MAX_WRITE_QUEUE_BYTES } from "../mailbox/constants.ts";
 import type {
   ActorToHost,
   HostToActor,
@@ -22,6 +24,7 @@ import type {
   ActorSnapshot,
   ActorTask,
   EndCause,
+  Read,
   StopSignal,
   WriteAck,
 } from "../mailbox/protocol.ts";
@@ -30,16 +33,29 @@ import { countNewlines } from "./framing.ts";
 import { openLogWriter, type LogWriter } from "./log-writer.ts";
 import { createRedactor } from "./redact.ts";
 import type { MonitorEngine } from "./monitor-engine.ts";
+import { createOutputWindow, type OutputWindow } from "./output-window.ts";
 import { stopGroup } from "./process-group.ts";
 import { spawnProcess, SpawnError, type ProcessIo } from "./process-io.ts";
+import { createOutputText, type OutputText } from "./output-text.ts";
+import { ALL_UNREAD } from "./unread-output.ts";
 
 /** How long after the group is gone we still wait for the streams to close before abandoning them. */
 const STREAM_CLOSE_WAIT_MS = 1000;
+/** How often the actor bumps its heartbeat in the cell (the host's evidence that a slow actor is still alive). */
+const HEARTBEAT_MS = 250;
 
 export interface ActorTaskResult {
   id: string;
   cause: EndCause;
 }
+
+/** The log of a job that never claimed its spawn: no file, nothing written. */
+const NO_LOG: LogWriter = {
+  path: "",
+  write: () => ({ accepted: 0, hitQuota: false }),
+  state: () => ({ path: null, bytes: 0, truncated: false, error: null }),
+  close: () => {},
+};
 
 export default async function runJob(task: ActorTask): Promise<ActorTaskResult> {
   // Checks need TypeBox, which only a checkout has at hand; they are loaded only when on.
@@ -55,8 +71,14 @@ class JobActor implements ActorControl {
   private readonly spec: JobSpec;
   private readonly mailbox: TypedPort<ActorToHost, HostToActor>;
   private readonly controlPort: MessagePort;
-  private readonly outbox: Outbox;
-  private readonly log: LogWriter;
+  private readonly cell: JobCellWriter;
+  private readonly window: OutputWindow;
+  /** A shell job's unread output as the model will read it; made in run(), since a terminal loads its emulator. */
+  private unread: OutputText | null = null;
+  private readonly heartbeat: ReturnType<typeof setInterval>;
+  /** Opened once the spawn is claimed: a job cancelled before it started leaves no file behind. */
+  private log: LogWriter = NO_LOG;
+  private readonly logBudget: SharedArrayBuffer;
   private engine: MonitorEngine | null = null;
   private readonly requestedAt = performance.now();
   private spawnedAt: number | null = null;
@@ -68,14 +90,13 @@ class JobActor implements ActorControl {
   private exitCode: number | null = null;
   private exitSignal: string | null = null;
   private stopping: Promise<{ confirmed: boolean; escalated: boolean }> | null = null;
-  private hostBehind = false;
   private matcherBehind = false;
   private readPaused = false;
   private totals = { bytes: 0, lines: 0 };
-  private seq = 0;
   private timeout: ReturnType<typeof setTimeout> | null = null;
   private pendingStop: StopSignal | null = null;
   private processExited = false;
+  private exitSent = false;
   private logReported = false;
 
   constructor(task: ActorTask, checks: ProtocolCheckers | null) {
@@ -85,28 +106,17 @@ class JobActor implements ActorControl {
       task.data,
       checks && { outgoing: checks.actorToHost, incoming: checks.hostToActor },
     );
-    this.mailbox.receive((message) => {
-      if (message.type === "credit") this.outbox.grant(message.batches);
-    });
-    this.outbox = createOutbox({
-      initialCredit: INITIAL_CREDIT,
-      send: (batch) =>
-        this.mailbox.send({ type: "output", seq: this.seq++, ...batch }, [batch.payload.buffer as ArrayBuffer, batch.spans.buffer as ArrayBuffer]),
-      onPressure: (paused) => {
-        this.hostBehind = paused;
-        this.applyPause();
-      },
-    });
-    this.log = openLogWriter({
-      dir: this.spec.log.dir,
-      name: this.spec.id,
-      maxBytes: this.spec.log.maxBytes,
-      budget: task.logBudget,
-    });
+    this.cell = new JobCellWriter(task.cell);
+    this.window = createOutputWindow(this.spec.retain);
+    this.heartbeat = setInterval(() => this.cell.beat(), HEARTBEAT_MS);
+    this.heartbeat.unref();
+    this.mailbox.receive((message) => this.answer(message));
+    this.logBudget = task.logBudget;
     Comlink.expose(this, createNodeEndpoint(this.controlPort));
   }
 
   async run(): Promise<ActorResult> {
+    if (this.spec.unread) this.unread = await createOutputText(this.spec.io, this.spec.unread);
     if (this.spec.contract) {
       // Loaded only for monitors, so a shell job's thread starts without the matcher.
       const { createMonitorEngine } = await import("./monitor-engine.ts");
@@ -123,6 +133,11 @@ class JobActor implements ActorControl {
         },
       }, { redactor });
     }
+    // The host may have cancelled the job while it waited in the pool's queue: then nothing is spawned at all.
+    if (!this.cell.claimSpawn()) {
+      return this.finish("stopped", "stopped before it started; no process was spawned", { confirmed: true, escalated: false });
+    }
+    this.log = openLogWriter({ dir: this.spec.log.dir, name: this.spec.id, maxBytes: this.spec.log.maxBytes, budget: this.logBudget });
     try {
       this.proc = await spawnProcess(this.spec);
     } catch (error) {
@@ -134,8 +149,11 @@ class JobActor implements ActorControl {
     this.spawnedAt = performance.now();
     this.startedAtEpoch = Date.now();
     this.phase = "running";
+    // Published before any message: from here on the host can kill the group whatever this thread does next.
+    this.cell.publishSpawn(proc.pid, proc.pid, this.startedAtEpoch);
     this.mailbox.send({ type: "spawned", pid: proc.pid, pgid: proc.pid, startedAt: this.startedAtEpoch, io: proc.kind });
-    if (this.pendingStop && this.cause) void this.requestStop(this.cause, this.pendingStop);
+    if (this.cell.cancelRequested()) void this.requestStop("stopped", "SIGTERM");
+    else if (this.pendingStop && this.cause) void this.requestStop(this.cause, this.pendingStop);
 
     proc.onData((source, chunk) => this.onData(source, chunk));
     const exited = new Promise<void>((resolve) =>
@@ -194,9 +212,28 @@ class JobActor implements ActorControl {
     this.totals.bytes += chunk.length;
     this.totals.lines += lines;
     const written = this.log.write(chunk);
+    const log = this.log.state();
+    this.cell.setLog(log.bytes, log.truncated);
+    this.cell.addOutput(chunk.length, lines, Date.now());
     if ((written.hitQuota || written.accepted < chunk.length) && !this.logReported) this.onLogLimit();
     if (this.engine && source !== "pty") this.engine.push(source, chunk);
-    this.outbox.add(source, chunk, lines);
+    this.window.feed(source, chunk, lines);
+    if (this.unread) {
+      this.unread.feed(source, chunk);
+      this.cell.setUnread(this.unread.pendingBytes);
+    }
+  }
+
+  /** A read from the host: answered at once from what the actor keeps; the bytes never crossed before. */
+  private answer(read: Read): void {
+    if (this.exitSent) return;
+    if (read.what === "window") {
+      this.mailbox.send({ type: "window", id: read.id, window: this.window.read() });
+      return;
+    }
+    const taken = this.unread ? this.unread.take(read.maxBytes, read.final) : { text: "", bytes: 0, omittedBytes: 0 };
+    this.cell.setUnread(this.unread?.pendingBytes ?? 0);
+    this.mailbox.send({ type: "unread", id: read.id, taken });
   }
 
   /** The log stopped taking bytes: a quota was reached or the disk failed. Reported once, never silent. */
@@ -207,18 +244,19 @@ class JobActor implements ActorControl {
     if (this.spec.log.onQuota === "stop") void this.requestStop(state.truncated ? "log_quota" : "log_failed", "SIGTERM");
   }
 
+  /**
+   * Only what must see every byte may slow the process: the contract matcher (the log is written synchronously).
+   * Pi's thread never does: output nobody reads stays here, bounded, and never waits for the host.
+   */
   private applyPause(): void {
     // After the process exited, only its last buffered output is left to read: never pause that (see run()).
-    const shouldPause = (this.hostBehind || this.matcherBehind) && !this.processExited;
+    const shouldPause = this.matcherBehind && !this.processExited;
     if (shouldPause === this.readPaused || !this.proc) return;
     this.readPaused = shouldPause;
+    this.cell.setPaused(shouldPause);
     if (shouldPause) this.proc.pause();
     else this.proc.resume();
-    this.mailbox.send({
-      type: "notice",
-      kind: shouldPause ? "paused" : "resumed",
-      detail: shouldPause ? (this.matcherBehind ? "matcher" : "host") : null,
-    });
+    this.mailbox.send({ type: "notice", kind: shouldPause ? "paused" : "resumed", detail: shouldPause ? "matcher" : null });
   }
 
   /** The first cause wins; later requests join the stop already under way. */
@@ -232,9 +270,11 @@ class JobActor implements ActorControl {
     }
     if (!this.stopping) {
       this.phase = "stopping";
+      this.cell.setState("stopping");
       if (this.readPaused && cause !== "contract") {
         // A stopping job must be able to drain what it already wrote.
         this.readPaused = false;
+        this.cell.setPaused(false);
         this.proc.resume();
       }
       this.stopping = stopGroup(this.proc.pid, { signal, graceMs: this.spec.killGraceMs });
@@ -248,9 +288,8 @@ class JobActor implements ActorControl {
     cleanup: { confirmed: boolean; escalated: boolean },
   ): Promise<ActorResult> {
     if (this.timeout) clearTimeout(this.timeout);
+    clearInterval(this.heartbeat);
     this.phase = "ended";
-    this.outbox.drain();
-    this.outbox.close();
     const monitor = this.engine
       ? await this.engine.finish({ cause: monitorCause(cause), exitCode: this.exitCode, signal: this.exitSignal })
       : null;
@@ -271,7 +310,16 @@ class JobActor implements ActorControl {
       totals: { ...this.totals },
       monitor,
     };
-    this.mailbox.send({ type: "exit", result });
+    // Every read answered so far is reflected here; later reads are served by the host from this message.
+    const window = this.window.read();
+    const unread = this.unread ? this.unread.take(ALL_UNREAD, true) : null;
+    this.exitSent = true;
+    const log = this.log.state();
+    this.cell.setLog(log.bytes, log.truncated);
+    this.cell.setUnread(unread?.bytes ?? 0);
+    this.cell.setPaused(false);
+    this.cell.setState("ended");
+    this.mailbox.send({ type: "exit", result, window, unread });
     this.mailbox.close();
     this.controlPort.close();
     return result;
@@ -300,7 +348,6 @@ class JobActor implements ActorControl {
       phase: this.phase,
       pid: this.proc?.pid ?? null,
       paused: this.readPaused,
-      queuedBytes: this.outbox.queuedBytes(),
       pendingMatchLines: this.engine?.pending().lines ?? 0,
       totals: { ...this.totals },
       log: this.log.state(),
@@ -334,7 +381,9 @@ class JobActor implements ActorControl {
   resize(cols: number, rows: number): WriteAck {
     if (!this.proc || this.phase !== "running") return { ok: false, error: "the job is not running" };
     if (this.proc.kind !== "pty") return { ok: false, error: "resize needs a terminal job (tty: true)" };
-    return this.proc.resize(cols, rows) ? { ok: true, queuedBytes: 0 } : { ok: false, error: "the terminal is closed" };
+    if (!this.proc.resize(cols, rows)) return { ok: false, error: "the terminal is closed" };
+    this.unread?.resize(cols, rows);
+    return { ok: true, queuedBytes: 0 };
   }
 
   stop(signal: StopSignal): void {

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { pipeText } from "../actors/pipe-text.ts";
 import { TerminalText } from "../actors/terminal-text.ts";
 import { OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "../host/shell/limits.ts";
-import { OutputAccumulator } from "../host/shell/output-buffer.ts";
+import { UnreadOutput } from "../actors/unread-output.ts";
 import { escapeControls } from "../host/shell/text-safety.ts";
 
 const MIB = 1024 * 1024;
@@ -53,10 +53,11 @@ function costs(): Record<string, Record<string, number>> {
     const pipe: number[] = [];
     const terminal: number[] = [];
     for (let run = 0; run < RUNS; run += 1) {
-      const a = new OutputAccumulator(OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES);
-      raw.push(time((c) => a.push(c), () => void escapeControls(a.take(false).text), bytes));
-      const b = new OutputAccumulator(OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES);
-      pipe.push(time((c) => b.push(c), () => void escapeControls(pipeText(b.take(false).text)), bytes));
+      const keep = OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES;
+      const a = new UnreadOutput(OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES);
+      raw.push(time((c) => a.feed("stdout", c), () => void escapeControls(a.take(keep, false).text), bytes));
+      const b = new UnreadOutput(OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES);
+      pipe.push(time((c) => b.feed("stdout", c), () => void escapeControls(pipeText(b.take(keep, false).text)), bytes));
       const t = new TerminalText({ cols: 120, rows: 30, headBytes: OUTPUT_HEAD_BYTES, tailBytes: OUTPUT_TAIL_BYTES });
       terminal.push(time((c) => t.feed(c), () => void t.take(), bytes));
       t.dispose();

@@ -1,6 +1,6 @@
 /**
- * `npm run bench`: the runtime's benchmarks side by side in one run — ingest, host responsiveness, start latency and
- * memory. Prints a markdown table, writes every figure with the machine's facts to bench/results/latest.json, and
+ * `npm run bench`: the runtime's benchmarks side by side in one run — ingest, host responsiveness, the data plane
+ * (floods, sentinel, 1 GiB), start latency and memory. Prints a markdown table, writes every figure with the machine's facts to bench/results/latest.json, and
  * rewrites the generated part of docs/benchmarks.md (between its two markers; the prose around it is kept).
  *
  * `npm run bench -- --only=start,memory` runs a subset and only prints it: the saved results stay whole.
@@ -8,13 +8,14 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { ensureCompiledWorkers } from "./compiled.ts";
+import { benchDataPlane, dataPlaneRows, type DataPlaneResult } from "./dataplane.ts";
 import { benchIngest, ingestRows, type IngestResult } from "./ingest.ts";
 import { benchMemory, memoryRows, type MemoryResult } from "./memory.ts";
 import { benchResponsiveness, responsivenessRows, type ResponsivenessResult } from "./responsiveness.ts";
 import { machineFacts, sleep, type MachineFacts, type Row } from "./shared.ts";
 import { benchStart, startRows, type StartResult } from "./start.ts";
 
-const NAMES = ["ingest", "responsiveness", "start", "memory"] as const;
+const NAMES = ["ingest", "responsiveness", "dataplane", "start", "memory"] as const;
 type Name = (typeof NAMES)[number];
 
 interface Results {
@@ -24,6 +25,7 @@ interface Results {
   durationSeconds: number;
   ingest?: IngestResult;
   responsiveness?: ResponsivenessResult;
+  dataplane?: DataPlaneResult;
   start?: StartResult;
   memory?: MemoryResult;
   table: Row[];
@@ -79,7 +81,7 @@ async function main(): Promise<void> {
   const began = performance.now();
   const machine = machineFacts();
   console.error(`pi-jobs benchmarks: ${names.join(", ")} (Node ${machine.node}, ${machine.cpus} CPUs, load ${machine.loadAverage.join(" ")})`);
-  const needsCompiled = names.includes("start") || names.includes("memory");
+  const needsCompiled = names.includes("start") || names.includes("memory") || names.includes("dataplane");
   const builtCompiledWorkers = needsCompiled ? ensureCompiledWorkers() : false;
   if (builtCompiledWorkers) console.error("built dist/ (compiled workers) first: it was older than the source");
 
@@ -89,6 +91,7 @@ async function main(): Promise<void> {
     console.error(`… ${name}`);
     if (name === "ingest") results.ingest = await benchIngest();
     else if (name === "responsiveness") results.responsiveness = await benchResponsiveness();
+    else if (name === "dataplane") results.dataplane = await benchDataPlane();
     else if (name === "start") results.start = await benchStart();
     else results.memory = await benchMemory();
     console.error(`  ${name} took ${((performance.now() - at) / 1000).toFixed(1)} s`);
@@ -99,6 +102,7 @@ async function main(): Promise<void> {
   results.table = [
     ...(results.ingest ? ingestRows(results.ingest) : []),
     ...(results.responsiveness ? responsivenessRows(results.responsiveness) : []),
+    ...(results.dataplane ? dataPlaneRows(results.dataplane) : []),
     ...(results.start ? startRows(results.start) : []),
     ...(results.memory ? memoryRows(results.memory) : []),
   ];

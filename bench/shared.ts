@@ -29,7 +29,8 @@ export function benchRuntime(options: RuntimeOptions = {}): SupervisedRuntime {
 /** Shuts the runtime down and removes the logs its jobs wrote, so a run leaves no gigabytes behind in tmp. */
 export async function closeRuntime(runtime: SupervisedRuntime): Promise<void> {
   await runtime.shutdown();
-  if (runtime.logDir !== "") rmSync(runtime.logDir, { recursive: true, force: true });
+  // Retries: an actor cancelled while its thread booted may still be closing its log file.
+  if (runtime.logDir !== "") rmSync(runtime.logDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }
 
 export function jobRequest(command: string, overrides: Partial<StartRequest> = {}): StartRequest {

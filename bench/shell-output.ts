@@ -4,8 +4,8 @@
  * (the raw head+tail with controls escaped, as every read was until output was rendered) and after (rendered: the
  * terminal emulator for a PTY, pipe text for pipes). Both go through the same final escaping the tool result uses.
  */
-import { createOutputText } from "../host/shell/output-text.ts";
-import { OutputAccumulator } from "../host/shell/output-buffer.ts";
+import { createOutputText } from "../actors/output-text.ts";
+import { UnreadOutput } from "../actors/unread-output.ts";
 import { OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "../host/shell/limits.ts";
 import { escapeControls } from "../host/shell/text-safety.ts";
 
@@ -88,18 +88,19 @@ const encoder = new TextEncoder();
 
 /** The output text of each read as the model got it before output was rendered. */
 export function rawReads(workload: ShellWorkload): string[] {
-  const accumulator = new OutputAccumulator(OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES);
+  const unread = new UnreadOutput(OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES);
   return workload.reads.map((bytes) => {
-    accumulator.push(encoder.encode(bytes));
-    return escapeControls(accumulator.take(false).text);
+    unread.feed("stdout", encoder.encode(bytes));
+    return escapeControls(unread.take(OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES, false).text);
   });
 }
 
 /** The output text of each read as the model gets it now. */
-export function renderedReads(workload: ShellWorkload): string[] {
-  const output = createOutputText(workload.tty ? { cols: 120, rows: 30 } : null);
+export async function renderedReads(workload: ShellWorkload): Promise<string[]> {
+  const io = workload.tty ? ({ kind: "pty", cols: 120, rows: 30 } as const) : ({ kind: "pipes", stdin: false } as const);
+  const output = await createOutputText(io, { headBytes: OUTPUT_HEAD_BYTES, tailBytes: OUTPUT_TAIL_BYTES });
   return workload.reads.map((bytes) => {
-    output.feed(0, encoder.encode(bytes));
-    return escapeControls(output.take(false).text);
+    output.feed(workload.tty ? "pty" : "stdout", encoder.encode(bytes));
+    return escapeControls(output.take(OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES, false).text);
   });
 }

@@ -1,7 +1,8 @@
 /**
- * The host's side of one job: it receives the actor's mailbox, keeps the figures and the retained output, and is
- * the supervisor of that one actor. It always knows the process-group id and the deadline, so a crashed or hung
- * actor cannot keep a process alive: the job kills the group itself and reports a failure with a reason.
+ * The host's side of one job: it reads the job's shared cell (figures, state, pid, pgid), asks the actor for output
+ * only when someone reads it, and is the supervisor of that one actor. The process-group id is in the cell from the
+ * moment the process exists, so a crashed, hung or slow actor cannot keep a process alive: the job kills the group
+ * itself and reports a failure with a reason.
  */
 import { performance } from "node:perf_hooks";
 import { MessageChannel, type MessagePort } from "node:worker_threads";
@@ -9,6 +10,7 @@ import type { Remote } from "comlink";
 import { Comlink, createNodeEndpoint } from "../actors/comlink-endpoint.ts";
 import { stopGroup } from "../actors/process-group.ts";
 import { protocolCheckers } from "../mailbox/check.ts";
+import { createJobCell, JobCellReader } from "../mailbox/job-cell.ts";
 import { typedPort, type TypedPort } from "../mailbox/port.ts";
 import type {
   ActorToHost,
@@ -19,22 +21,35 @@ import type {
   EndCause,
   JobSpec,
   Notice,
-  OutputBatch,
+  RetainedWindow,
   StopSignal,
+  TakenOutput,
   WriteAck,
 } from "../mailbox/protocol.ts";
-import { createOutputStore, type OutputStore } from "./output-store.ts";
 import type { ActorPool } from "./pool.ts";
-import type { JobFigures, JobHandle, JobKind, JobPhase, RetainedLine } from "./runtime-api.ts";
+import type { JobFigures, JobHandle, JobKind, JobPhase } from "./runtime-api.ts";
 
 /** How late an actor may be, past its own deadline, before the supervisor takes over. */
 const SUPERVISOR_SLACK_MS = 1000;
 /** Time an actor has, after the group's grace, to drain streams and report (actors/job-actor.ts waits 1 s). */
 const ACTOR_FINISH_MS = 1000;
+/** A bounded stop (shutdown) settles this long after the grace at the latest. */
+const BOUNDED_STOP_SLACK_MS = 800;
 /** The longest delay a Node timer takes as given. */
 const MAX_TIMER_MS = 2_147_483_647;
 /** After the pool task settles, the exit message (on another port) may still be in flight. */
 const EXIT_MESSAGE_WAIT_MS = 1000;
+/**
+ * A call or read to a live actor waits as long as it takes; it gives up only when the actor's heartbeat has not moved
+ * for this long (its thread is not running at all), or the job ends. A busy machine slows an actor, it does not
+ * make it unanswering.
+ */
+const STALLED_ACTOR_MS = 15_000;
+/** How long the supervisor waits for a thread inside spawn() to publish what it started. */
+const SPAWN_PUBLISH_WAIT_MS = 5000;
+
+const EMPTY_WINDOW: RetainedWindow = { lines: [], droppedLines: 0, droppedBytes: 0 };
+const NOTHING_TAKEN: TakenOutput = { text: "", bytes: 0, omittedBytes: 0 };
 
 export interface JobOptions {
   spec: JobSpec;
@@ -43,11 +58,15 @@ export interface JobOptions {
   pool: ActorPool;
   logBudget: SharedArrayBuffer;
   checkMessages: boolean;
-  retain: { maxBytes: number; maxLines: number };
-  /** Runtime-wide output counters, bumped once per batch. */
-  counters: { bytes: number; lines: number };
   onEnded(job: Job): void;
 }
+
+/** How a job ends when the supervisor ends it: its actor failed, or a bounded stop was finished for it. */
+type SupervisorCause = Extract<EndCause, "actor_crashed" | "actor_unresponsive" | "stopped">;
+
+type PendingRead =
+  | { what: "window"; resolve(window: RetainedWindow): void }
+  | { what: "unread"; resolve(taken: TakenOutput): void };
 
 export class Job implements JobHandle {
   readonly id: string;
@@ -58,24 +77,31 @@ export class Job implements JobHandle {
   readonly requestedAtEpoch = Date.now();
   readonly done: Promise<ActorResult>;
 
-  private currentPhase: JobPhase = "starting";
-  private processId: number | null = null;
-  private spawnedAt: number | null = null;
   private final: ActorResult | null = null;
   private resolveDone!: (result: ActorResult) => void;
+  private readonly cell: JobCellReader;
   private readonly mailbox: TypedPort<HostToActor, ActorToHost>;
   private readonly dataPort: MessagePort;
   private readonly controlPort: MessagePort;
   private readonly control: Remote<ActorControl>;
   private readonly abort = new AbortController();
-  private readonly store: OutputStore;
-  private readonly outputListeners = new Set<(batch: OutputBatch) => void>();
   private readonly noticeListeners = new Set<(notice: Notice) => void>();
-  private readonly stats: JobFigures = { bytes: 0, lines: 0, batches: 0, lastOutputAt: null, paused: false, logTruncated: false };
+  private readonly reads = new Map<number, PendingRead>();
+  private nextReadId = 0;
+  /** The window as last read; the final one once ended. */
+  private window: RetainedWindow = EMPTY_WINDOW;
+  private windowRefresh: Promise<RetainedWindow> | null = null;
+  /** A shell job's unread output as of its end, until a take consumes it. */
+  private finalUnread: TakenOutput | null = null;
   private backstop: ReturnType<typeof setTimeout> | null = null;
+  private backstopAt = Number.POSITIVE_INFINITY;
   private takingOver = false;
+  /** The supervisor took over but could not end the thread (it owns a PTY, or was inside spawn). */
+  threadLeftAlone = false;
+  private spawnWaiters: (() => void)[] = [];
+  /** Calls and reads in flight, told when the job ends before the actor answered them. */
+  private readonly endWaiters = new Set<() => void>();
   private readonly onEnded: (job: Job) => void;
-  private readonly counters: { bytes: number; lines: number };
 
   constructor(options: JobOptions) {
     this.id = options.spec.id;
@@ -83,9 +109,9 @@ export class Job implements JobHandle {
     this.label = options.label;
     this.spec = options.spec;
     this.onEnded = options.onEnded;
-    this.counters = options.counters;
-    this.store = createOutputStore(options.retain);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    const cell = createJobCell();
+    this.cell = new JobCellReader(cell);
     const data = new MessageChannel();
     const control = new MessageChannel();
     this.dataPort = data.port1;
@@ -101,36 +127,80 @@ export class Job implements JobHandle {
     );
     this.control = Comlink.wrap<ActorControl>(createNodeEndpoint(control.port1));
     const task = options.pool.run(
-      { spec: options.spec, data: data.port2, control: control.port2, logBudget: options.logBudget, checkMessages: options.checkMessages },
+      {
+        spec: options.spec,
+        data: data.port2,
+        control: control.port2,
+        cell,
+        logBudget: options.logBudget,
+        checkMessages: options.checkMessages,
+      },
       this.abort.signal,
     );
-    task.then(
+    this.taskSettled = task.then(
       () => this.onTaskSettled(null),
       (error: unknown) => this.onTaskSettled(error),
     );
   }
 
+  /**
+   * Settles when the pool task has, i.e. its thread has booted, run the actor and is idle again (or the task never
+   * started). A job can end long before that: one cancelled while its thread still boots.
+   */
+  readonly taskSettled: Promise<void>;
+
   // ── JobHandle ─────────────────────────────────────────────────────────────────────────────────────────────────
 
-  phase = (): JobPhase => this.currentPhase;
-  pid = (): number | null => this.processId;
-  pgid = (): number | null => this.processId;
-  deadline = (): number | null => (this.spawnedAt === null ? null : this.spawnedAt + this.spec.timeoutMs);
-  figures = (): JobFigures => ({ ...this.stats });
+  /** Read from the cell: `running` exactly when the process exists, whatever messages are still in flight. */
+  phase = (): JobPhase => {
+    if (this.final) return "ended";
+    const state = this.cell.state();
+    return state === "running" || state === "stopping" || state === "ended" ? "running" : "starting";
+  };
+  pid = (): number | null => this.cell.read().pid;
+  pgid = (): number | null => this.cell.pgid();
+  deadline = (): number | null => {
+    const started = this.cell.read().startedEpochMs;
+    return started === null ? null : this.requestedAt + (started - this.requestedAtEpoch) + this.spec.timeoutMs;
+  };
   result = (): ActorResult | null => this.final;
 
-  onOutput(listener: (batch: OutputBatch) => void): () => void {
-    this.outputListeners.add(listener);
-    return () => this.outputListeners.delete(listener);
-  }
+  figures = (): JobFigures => {
+    const cell = this.cell.read();
+    return {
+      bytes: cell.bytes,
+      lines: cell.lines,
+      lastOutputEpochMs: cell.lastOutputEpochMs,
+      paused: cell.paused,
+      logBytes: this.final?.log.bytes ?? cell.logBytes,
+      logTruncated: this.final?.log.truncated ?? cell.logTruncated,
+      unreadBytes: this.final ? (this.finalUnread?.bytes ?? 0) : cell.unreadBytes,
+    };
+  };
 
   onNotice(listener: (notice: Notice) => void): () => void {
     this.noticeListeners.add(listener);
     return () => this.noticeListeners.delete(listener);
   }
 
-  retained(): { lines: RetainedLine[]; droppedLines: number; droppedBytes: number } {
-    return this.store.read();
+  retained(refresh = true): RetainedWindow {
+    if (refresh && !this.final && this.windowRefresh === null) {
+      this.windowRefresh = this.readWindow().finally(() => (this.windowRefresh = null));
+      this.windowRefresh.catch(() => {});
+    }
+    return this.window;
+  }
+
+  async readWindow(): Promise<RetainedWindow> {
+    if (this.final) return this.window;
+    const window = await this.read<RetainedWindow>({ what: "window" });
+    if (!this.final) this.window = window;
+    return window;
+  }
+
+  async takeUnread(maxBytes: number, final: boolean): Promise<TakenOutput> {
+    if (this.final) return this.takeFinalUnread();
+    return this.read<TakenOutput>({ what: "unread", maxBytes, final });
   }
 
   write(bytes: Uint8Array): Promise<WriteAck> {
@@ -148,89 +218,144 @@ export class Job implements JobHandle {
   async snapshot(): Promise<ActorSnapshot | null> {
     if (this.final) return null;
     try {
-      return await withTimeout(this.control.snapshot(), 2000);
+      return await this.answered(this.control.snapshot());
     } catch {
       return null;
     }
   }
 
-  stop(signal: StopSignal = "SIGTERM"): Promise<ActorResult> {
+  stop(signal: StopSignal = "SIGTERM", options: { bounded?: boolean } = {}): Promise<ActorResult> {
     if (this.final) return this.done;
+    if (this.cell.cancel()) {
+      // Cancelled before the actor claimed the spawn: no process was or will be started, so the job is over now.
+      this.settle(this.supervisorResult("stopped", "stopped before it started; no process was spawned", { confirmed: true, escalated: false }));
+      return this.done;
+    }
     this.control.stop(signal).catch(() => {});
     // If the actor does not finish its own stop in time, the supervisor stops the group itself.
-    this.armBackstop(this.spec.killGraceMs + ACTOR_FINISH_MS + SUPERVISOR_SLACK_MS + 5000, "did not finish a requested stop");
+    if (options.bounded) {
+      // A stop that must be over in time (shutdown): past the grace, the supervisor finishes it itself. The job is
+      // then stopped as asked (its group killed and confirmed gone here), not failed, however slow its actor was.
+      this.armBackstop(this.spec.killGraceMs + BOUNDED_STOP_SLACK_MS, "had not reported the stop within its grace", "stopped");
+    } else {
+      this.armBackstop(this.spec.killGraceMs + ACTOR_FINISH_MS + SUPERVISOR_SLACK_MS + 5000, "did not finish a requested stop");
+    }
     return this.done;
   }
 
-  // ── Supervision ───────────────────────────────────────────────────────────────────────────────────────────────
+  // ── Reads and calls ───────────────────────────────────────────────────────────────────────────────────────────
+
+  private read<T extends RetainedWindow | TakenOutput>(
+    request: { what: "window" } | { what: "unread"; maxBytes: number; final: boolean },
+  ): Promise<T> {
+    const id = this.nextReadId++;
+    const reply = new Promise<T>((resolve) => {
+      this.reads.set(id, { what: request.what, resolve } as PendingRead);
+    });
+    this.mailbox.send({ type: "read", id, ...request });
+    return this.answered(reply).finally(() => this.reads.delete(id));
+  }
 
   private async call(fn: (control: Remote<ActorControl>) => Promise<WriteAck>): Promise<WriteAck> {
     if (this.final) return { ok: false, error: "the job has ended" };
-    if (this.currentPhase === "starting") await this.untilSpawnedOrEnded();
+    if (this.phase() === "starting") await this.untilSpawnedOrEnded();
     if (this.final) return { ok: false, error: "the job has ended" };
     try {
-      return await withTimeout(fn(this.control), 5000);
+      return await this.answered(fn(this.control));
     } catch (error) {
       return { ok: false, error: `the job did not answer: ${(error as Error).message}` };
     }
   }
 
-  private spawnWaiters: (() => void)[] = [];
+  /**
+   * Waits for an answer from the actor as long as the actor runs: rejects only when the job ends first (a read is
+   * then answered from the exit message instead, see settle) or the actor's heartbeat stops moving.
+   */
+  private answered<T>(answer: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let beat = this.cell.heartbeat();
+      let beatAt = performance.now();
+      const watch = setInterval(() => {
+        const now = this.cell.heartbeat();
+        if (now !== beat) {
+          beat = now;
+          beatAt = performance.now();
+        } else if (performance.now() - beatAt > STALLED_ACTOR_MS) {
+          finish(() => reject(new Error(`the job actor has not run for ${STALLED_ACTOR_MS} ms`)));
+        }
+      }, 500);
+      watch.unref();
+      let finished = false;
+      const finish = (then: () => void) => {
+        if (finished) return;
+        finished = true;
+        clearInterval(watch);
+        then();
+      };
+      answer.then(
+        (value) => finish(() => resolve(value)),
+        (error: unknown) => finish(() => reject(error)),
+      );
+      const onEnd = () => finish(() => reject(new Error("the job ended before it answered")));
+      this.endWaiters.add(onEnd);
+      const forget = () => this.endWaiters.delete(onEnd);
+      answer.then(forget, forget);
+    });
+  }
+
   private untilSpawnedOrEnded(): Promise<void> {
     return new Promise((resolve) => this.spawnWaiters.push(resolve));
+  }
+
+  private takeFinalUnread(): TakenOutput {
+    const taken = this.finalUnread ?? NOTHING_TAKEN;
+    this.finalUnread = null;
+    return taken;
   }
 
   private receive(message: ActorToHost): void {
     if (this.final) return;
     switch (message.type) {
       case "spawned":
-        this.processId = message.pgid;
-        this.spawnedAt = performance.now();
-        this.currentPhase = "running";
         this.armBackstop(this.spec.timeoutMs + this.spec.killGraceMs + ACTOR_FINISH_MS + SUPERVISOR_SLACK_MS, "missed its deadline");
         for (const wake of this.spawnWaiters.splice(0)) wake();
         return;
-      case "output":
-        this.stats.bytes += message.bytes;
-        this.stats.lines += message.lines;
-        this.stats.batches += 1;
-        this.stats.lastOutputAt = performance.now();
-        this.counters.bytes += message.bytes;
-        this.counters.lines += message.lines;
-        this.store.push(message);
-        for (const listener of this.outputListeners) listener(message);
-        this.mailbox.send({ type: "credit", batches: 1 });
+      case "window":
+      case "unread": {
+        const pending = this.reads.get(message.id);
+        this.reads.delete(message.id);
+        if (pending?.what === "window" && message.type === "window") pending.resolve(message.window);
+        else if (pending?.what === "unread" && message.type === "unread") pending.resolve(message.taken);
         return;
+      }
       case "notice":
-        if (message.kind === "paused") this.stats.paused = true;
-        else if (message.kind === "resumed") this.stats.paused = false;
-        else this.stats.logTruncated = true;
         for (const listener of this.noticeListeners) listener(message);
         return;
       case "exit":
-        this.settle(message.result);
+        this.settle(message.result, message.window, message.unread);
         return;
     }
   }
 
-  private armBackstop(afterMs: number, what: string): void {
+  // ── Supervision ───────────────────────────────────────────────────────────────────────────────────────────────
+
+  private armBackstop(afterMs: number, what: string, cause: SupervisorCause = "actor_unresponsive"): void {
     const at = performance.now() + afterMs;
     if (this.backstop && this.backstopAt <= at) return;
     if (this.backstop) clearTimeout(this.backstop);
     this.backstopAt = at;
-    this.scheduleBackstop(what);
+    this.scheduleBackstop(what, cause);
   }
 
   /** Node fires a timer longer than 2^31-1 ms at once, so a far deadline is reached in steps. */
-  private scheduleBackstop(what: string): void {
+  private scheduleBackstop(what: string, cause: SupervisorCause): void {
     const left = this.backstopAt - performance.now();
     this.backstop = setTimeout(() => {
-      if (this.backstopAt - performance.now() > 1) this.scheduleBackstop(what);
-      else void this.takeOver("actor_unresponsive", `the job actor ${what}`);
+      if (this.backstopAt - performance.now() > 1) this.scheduleBackstop(what, cause);
+      else void this.takeOver(cause, `the job actor ${what}`);
     }, Math.min(Math.max(left, 0), MAX_TIMER_MS));
     this.backstop.unref();
   }
-  private backstopAt = Number.POSITIVE_INFINITY;
 
   private onTaskSettled(error: unknown): void {
     if (this.final || this.takingOver) return;
@@ -240,61 +365,69 @@ export class Job implements JobHandle {
     grace.unref();
   }
 
-  /** The supervisor's own cleanup: kill the group, wait until it is gone, report a failure with the reason. */
-  private async takeOver(cause: Extract<EndCause, "actor_crashed" | "actor_unresponsive">, message: string): Promise<void> {
+  /**
+   * The supervisor's own cleanup: kill whatever group the cell names, wait until it is gone, report a failure with
+   * the reason. A thread that may own a process it has not published yet (inside spawn) is never ended.
+   */
+  private async takeOver(cause: SupervisorCause, message: string): Promise<void> {
     if (this.final || this.takingOver) return;
     this.takingOver = true;
-    let cleanup = { confirmed: true, escalated: false };
-    if (this.processId !== null) cleanup = await stopGroup(this.processId, { signal: "SIGKILL", graceMs: 0 });
+    if (this.cell.cancel()) {
+      this.settle(this.supervisorResult(cause, `${message}; no process was spawned`, { confirmed: true, escalated: false }));
+      return;
+    }
+    let state = this.cell.state();
+    if (state === "spawning") state = await this.cell.changed("spawning", SPAWN_PUBLISH_WAIT_MS);
+    const pgid = this.cell.pgid();
+    let cleanup = { confirmed: state !== "spawning", escalated: false };
+    if (pgid !== null) cleanup = await stopGroup(pgid, { signal: "SIGKILL", graceMs: 0 });
     if (this.final) return;
     // A hung thread without a terminal is ended now; one that owns a PTY is left alone, because ending it can abort
-    // the whole process (platform.md). Its process group is already gone either way.
-    if (this.spec.io.kind !== "pty") this.abort.abort(new Error(message));
-    this.settle({
+    // the whole process (platform.md), and so is one still inside spawn(). Its process group is gone either way.
+    if (this.spec.io.kind !== "pty" && this.cell.state() !== "spawning") this.abort.abort(new Error(message));
+    else this.threadLeftAlone = true;
+    this.settle(this.supervisorResult(cause, message, cleanup));
+  }
+
+  private supervisorResult(cause: EndCause, message: string, cleanup: { confirmed: boolean; escalated: boolean }): ActorResult {
+    const cell = this.cell.read();
+    const log = cell.startedEpochMs === null ? { path: null, bytes: 0 } : { path: `${this.spec.log.dir}/${this.spec.id}`, bytes: cell.logBytes };
+    return {
       cause,
       exitCode: null,
       signal: null,
       message,
-      startedAt: this.spawnedAt === null ? null : this.requestedAtEpoch + (this.spawnedAt - this.requestedAt),
+      startedAt: cell.startedEpochMs,
       endedAt: Date.now(),
-      elapsedMs: performance.now() - (this.spawnedAt ?? this.requestedAt),
+      elapsedMs: cell.startedEpochMs === null ? performance.now() - this.requestedAt : Math.max(0, Date.now() - cell.startedEpochMs),
       cleanup: cleanup.confirmed ? "confirmed" : "unconfirmed",
       escalated: cleanup.escalated,
-      log: { path: null, bytes: 0, truncated: false, error: null },
-      totals: { bytes: this.stats.bytes, lines: this.stats.lines },
+      log: { ...log, truncated: cell.logTruncated, error: null },
+      totals: { bytes: cell.bytes, lines: cell.lines },
       monitor: null,
-    });
+    };
   }
 
-  private settle(result: ActorResult): void {
+  private settle(result: ActorResult, window?: RetainedWindow, unread?: TakenOutput | null): void {
     if (this.final) return;
     this.final = result;
-    this.currentPhase = "ended";
+    if (window) this.window = window;
+    this.finalUnread = unread ?? null;
     if (this.backstop) clearTimeout(this.backstop);
     for (const wake of this.spawnWaiters.splice(0)) wake();
+    // Reads the actor did not answer before its exit are answered from the exit message: nothing taken is lost.
+    for (const pending of this.reads.values()) {
+      if (pending.what === "window") pending.resolve(this.window);
+      else pending.resolve(this.takeFinalUnread());
+    }
+    this.reads.clear();
+    for (const onEnd of [...this.endWaiters]) onEnd();
+    this.endWaiters.clear();
     this.control[Comlink.releaseProxy]();
     this.dataPort.close();
     this.controlPort.close();
-    this.outputListeners.clear();
     this.noticeListeners.clear();
     this.onEnded(this);
     this.resolveDone(result);
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    timer.unref();
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }

@@ -44,10 +44,11 @@ export function installLifecycle(pi: ExtensionAPI, options: RuntimeOptions = {})
       park(state);
       return;
     }
-    // Each part ends its own jobs first (a monitor stopped this way delivers nothing into a closing session), then
-    // the runtime makes sure every group is gone and every worker has ended.
-    for (const take of parkers.values()) await take().abandon();
-    await owned?.shutdown();
+    // Each part marks its own jobs as ending with the session (a monitor stopped this way delivers nothing into a
+    // closing session) and the runtime stops every job at once, bounded by the grace plus a second, then ends the
+    // workers. All in parallel: a quit must not wait for one part after another.
+    const parts = [...parkers.values()].map((take) => take().abandon());
+    await Promise.all([...parts, owned?.shutdown()]);
   });
 
   return {

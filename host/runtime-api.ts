@@ -8,8 +8,9 @@ import type {
   JobIo,
   JobSpec,
   Notice,
-  OutputBatch,
+  RetainedWindow,
   StopSignal,
+  TakenOutput,
   WriteAck,
 } from "../mailbox/protocol.ts";
 import type { MonitorContract } from "../mailbox/monitor.ts";
@@ -29,23 +30,28 @@ export interface StartRequest {
   /** Per-job log quota in bytes and what reaching it means. */
   log: { maxBytes: number; onQuota: "stop" | "truncate" };
   contract?: MonitorContract | null;
+  /** A shell job's unread-output buffer: head and tail kept between reads (default: none, a monitor's case). */
+  unread?: { headBytes: number; tailBytes: number } | null;
   /** Human label for lists and the console. */
   label: string;
   /** Fault injection for the runtime's own tests. */
   fault?: JobSpec["fault"];
 }
 
+/** `starting` until the process exists (its pid is published), `running` from then on, `ended` once reported. */
 export type JobPhase = "starting" | "running" | "ended";
 
-/** Live figures of one job, kept by the host in constant work per output batch. */
+/** Live figures of one job, read from its shared cell (no message per output chunk). */
 export interface JobFigures {
   bytes: number;
   lines: number;
-  batches: number;
-  /** Monotonic ms of the last output batch, or null. */
-  lastOutputAt: number | null;
+  /** Epoch ms of the last output, or null. */
+  lastOutputEpochMs: number | null;
   paused: boolean;
+  logBytes: number;
   logTruncated: boolean;
+  /** A shell job's output not yet taken by a read. */
+  unreadBytes: number;
 }
 
 export interface JobHandle {
@@ -67,23 +73,33 @@ export interface JobHandle {
   result(): ActorResult | null;
   /** Resolves exactly once with the terminal result; never rejects. */
   readonly done: Promise<ActorResult>;
-  /** Called on the host thread once per output batch (after figures are updated). Returns an unsubscribe. */
-  onOutput(listener: (batch: OutputBatch) => void): () => void;
   onNotice(listener: (notice: Notice) => void): () => void;
-  /** Retained output decoded as text lines (bounded; for the console and reports). */
-  retained(): { lines: RetainedLine[]; droppedLines: number; droppedBytes: number };
+  /**
+   * The retained output window as last read (the final one once the job ended), without waiting; while the job
+   * runs it also asks the actor for a fresh one, so a caller at human rate (the console) shows at most one refresh
+   * old. Empty until the first read answered. `refresh: false` only returns what is known (no read at all).
+   */
+  retained(refresh?: boolean): RetainedWindow;
+  /** Reads the retained window from the actor now (the final window once ended). */
+  readWindow(): Promise<RetainedWindow>;
+  /**
+   * A shell job's unread output since the previous take, at most `maxBytes` of text (head and tail); consumes it.
+   * Unless `final`, a character cut at the end is held for the next take.
+   */
+  takeUnread(maxBytes: number, final: boolean): Promise<TakenOutput>;
   write(bytes: Uint8Array): Promise<WriteAck>;
   endStdin(): Promise<WriteAck>;
   resize(cols: number, rows: number): Promise<WriteAck>;
   snapshot(): Promise<ActorSnapshot | null>;
-  /** Stop the process group (signal, then SIGKILL after the grace) and resolve with the terminal result. */
-  stop(signal?: StopSignal): Promise<ActorResult>;
+  /**
+   * Stop the process group (signal, then SIGKILL after the grace) and resolve with the terminal result. A job still
+   * starting is cancelled: it never spawns, or its group is stopped as soon as it is published. `bounded` (shutdown)
+   * settles within the grace plus one second even when the actor is slow: the supervisor kills the group itself.
+   */
+  stop(signal?: StopSignal, options?: { bounded?: boolean }): Promise<ActorResult>;
 }
 
-export interface RetainedLine {
-  source: "stdout" | "stderr" | "pty";
-  text: string;
-}
+export type { RetainedLine, RetainedWindow, TakenOutput } from "../mailbox/protocol.ts";
 
 export interface JobRuntime {
   /** Start a job; a spawn failure arrives as the terminal result with cause "spawn_failed". */

@@ -3,7 +3,9 @@
  * directory and log budget, and the capacity bound; the tool layers (monitors, shell jobs) build on its API
  * (host/runtime-api.ts) and never see a worker or a port.
  */
+import { appendFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import { createLogBudget, createSessionLogDir } from "../actors/log-writer.ts";
 import { redactionEnabled } from "../actors/redact.ts";
 import type { JobSpec } from "../mailbox/protocol.ts";
@@ -18,13 +20,15 @@ export interface RuntimeOptions {
   warm?: number;
   /** Bytes of logs all jobs of this runtime may write together. */
   logBudgetBytes?: number;
-  /** Output the host keeps per job for the console and reports. */
+  /** Output each actor retains for the console and `/jobs`. */
   retain?: { maxBytes: number; maxLines: number };
   /** Check every mailbox message against its schema (development and tests). */
   checkMessages?: boolean;
 }
 
 export const DEFAULT_CAPACITY = 64;
+/** How long shutdown waits for busy threads to go idle; after that they are ended in the background once idle. */
+const THREADS_IDLE_WAIT_MS = 3000;
 export const DEFAULT_LOG_BUDGET = 256 * 1024 * 1024;
 
 export class CapacityError extends Error {
@@ -52,11 +56,17 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   let logDir: string | null = null;
   let pool: ActorPool | null = null;
   const live = new Map<string, Job>();
+  /** Pool tasks not settled yet, of live and ended jobs alike. */
+  const tasks = new Set<Promise<void>>();
   let counter = 0;
-  const counters = { bytes: 0, lines: 0 };
+  /** Output of the jobs that have ended; a live job's own figures are read from its cell. */
+  const endedTotals = { bytes: 0, lines: 0 };
   let closed = false;
-  /** Hung threads that own a terminal: never terminated (platform.md), so the pool must not be destroyed under them. */
-  let strandedPtyThreads = 0;
+  /**
+   * Threads the supervisor could not end: a hung one that owns a terminal (platform.md) or one still inside spawn.
+   * The pool must not be destroyed under them.
+   */
+  let strandedThreads = 0;
 
   const ensurePool = (): ActorPool => (pool ??= createActorPool({ capacity, warm: options.warm ?? 2 }));
 
@@ -75,6 +85,8 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       timeoutMs: request.timeoutMs,
       killGraceMs: request.killGraceMs,
       log: { dir, maxBytes: request.log.maxBytes, onQuota: request.log.onQuota },
+      retain,
+      unread: request.unread ?? null,
       contract: request.contract ?? null,
       // Read per job, so a test (or a future toggle) that changes the variable applies to the next job.
       redact: redactionEnabled(process.env),
@@ -87,20 +99,37 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       pool: ensurePool(),
       logBudget,
       checkMessages,
-      retain,
-      counters,
       onEnded: (ended) => {
         live.delete(ended.id);
-        const result = ended.result();
-        if (result?.cause === "actor_unresponsive" && ended.spec.io.kind === "pty") strandedPtyThreads += 1;
+        const figures = ended.figures();
+        endedTotals.bytes += figures.bytes;
+        endedTotals.lines += figures.lines;
+        if (ended.threadLeftAlone) strandedThreads += 1;
       },
     });
     live.set(job.id, job);
+    tasks.add(job.taskSettled);
+    void job.taskSettled.then(() => tasks.delete(job.taskSettled));
     return job;
   }
 
+  /**
+   * Stops every job at once. Bounded: each settles within its grace plus a second even if its actor is slow or still
+   * starting (the supervisor then kills the published group itself); a job cancelled before it spawned ends at once.
+   */
   async function stopAll(): Promise<void> {
-    await Promise.all([...live.values()].map((job) => job.stop()));
+    const jobs = [...live.values()];
+    const results = await Promise.all(jobs.map((job) => job.stop("SIGTERM", { bounded: true })));
+    const unconfirmed = jobs.filter((_, index) => results[index]!.cleanup !== "confirmed");
+    if (unconfirmed.length > 0 && logDir !== null) {
+      // Nobody may be left to tell at shutdown; the session's log directory keeps the record.
+      const lines = unconfirmed.map((job) => `${new Date().toISOString()} ${job.id} (pgid ${job.pgid() ?? "never published"}): stop not confirmed\n`);
+      try {
+        appendFileSync(join(logDir, "stop-unconfirmed.log"), lines.join(""), { mode: 0o600 });
+      } catch {
+        // Best effort: the jobs' results say "unconfirmed" either way.
+      }
+    }
   }
 
   return {
@@ -113,10 +142,29 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       await stopAll();
       const current = pool;
       pool = null;
-      if (strandedPtyThreads === 0) await current?.destroy();
+      // Every process is gone by now. The threads are ended only once each has finished its task: a job cancelled
+      // while its thread was still booting ends at once, and terminating a thread in the middle of loading its
+      // modules can abort the whole process (an assertion in Node's module loader, seen under a burst-then-quit).
+      // Threads the supervisor had to leave alone are never terminated, so the pool is not destroyed under them.
+      if (current === null || strandedThreads > 0) return;
+      const idle = Promise.all([...tasks]);
+      const settled = await Promise.race([
+        idle.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), THREADS_IDLE_WAIT_MS).unref()),
+      ]);
+      if (settled) await current.destroy();
+      else void idle.then(() => current.destroy());
     },
     threads: () => pool?.threads() ?? 0,
-    totals: () => ({ ...counters }),
+    totals: () => {
+      const totals = { ...endedTotals };
+      for (const job of live.values()) {
+        const figures = job.figures();
+        totals.bytes += figures.bytes;
+        totals.lines += figures.lines;
+      }
+      return totals;
+    },
     warmUp() {
       if (!closed) ensurePool();
     },

@@ -4,12 +4,9 @@
  * reachable, and checks are off there anyway (docs/decisions.md).
  */
 
-/** Source ids used in an output batch's `spans`. */
+/** Where output came from. */
 export const SOURCE_ID = { stdout: 0, stderr: 1, pty: 2 } as const;
 export type SourceName = keyof typeof SOURCE_ID;
-
-/** Output batches the host grants up front; it grants one more as it takes each batch in. */
-export const INITIAL_CREDIT = 8;
 
 /** Bound on bytes written to a job's stdin but not yet taken by the process. */
 export const MAX_WRITE_QUEUE_BYTES = 1024 * 1024;

@@ -1,19 +1,20 @@
 /**
  * The whole wire protocol between the host actor (Pi's thread) and a job actor (a worker thread).
  *
- * A job crosses three channels:
- *   1. the task: `ActorTask` handed to the pool when the job starts (the spec plus two transferred ports);
- *   2. the data port: `ActorToHost` messages up (spawned, output batches, notices, the one exit) and
- *      `HostToActor` credit grants down;
- *   3. the control port: the human-rate `ActorControl` calls (snapshot, write, resize, stop), proxied by comlink.
+ * A job crosses four channels:
+ *   1. the task: `ActorTask` handed to the pool when the job starts (the spec, two transferred ports, the job's
+ *      shared cell and the session's log budget);
+ *   2. the job's shared cell (`mailbox/job-cell.ts`): figures and lifecycle facts (state, pid, pgid, cancel) that the
+ *      actor writes with Atomics and the host reads when it likes — no message per output chunk;
+ *   3. the data port: `ActorToHost` messages up (spawned, read replies, notices, the one exit) and `HostToActor`
+ *      read requests down. Output bytes stay in the actor; they cross only as the bounded answer to a read;
+ *   4. the control port: the human-rate `ActorControl` calls (snapshot, write, resize, stop), proxied by comlink.
  * Every message is a member of a discriminated union on `type`; a reader learns the protocol from this file alone.
  */
 import type { MessagePort } from "node:worker_threads";
 import { Type, type Static } from "typebox";
 import { MonitorContract, MonitorOutcome } from "./monitor.ts";
 
-const Bytes = Type.Refine(Type.Unsafe<Uint8Array>({}), (value) => value instanceof Uint8Array, () => "expected a Uint8Array");
-const Words = Type.Refine(Type.Unsafe<Uint32Array>({}), (value) => value instanceof Uint32Array, () => "expected a Uint32Array");
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 // ── The job spec ────────────────────────────────────────────────────────────────────────────────────────────────
@@ -60,6 +61,18 @@ export const JobSpec = Type.Object(
     /** Grace between SIGTERM and SIGKILL when the group is stopped. */
     killGraceMs: Type.Integer({ minimum: 0, maximum: 60_000 }),
     log: LogSpec,
+    /** The output window the actor retains for the console: the last `maxLines` lines within `maxBytes`. */
+    retain: Type.Object(
+      { maxBytes: Type.Integer({ minimum: 1 }), maxLines: Type.Integer({ minimum: 1 }) },
+      { additionalProperties: false },
+    ),
+    /** A shell job's unread-output buffer (head and tail since the last read); null for a monitor. */
+    unread: Nullable(
+      Type.Object(
+        { headBytes: Type.Integer({ minimum: 0 }), tailBytes: Type.Integer({ minimum: 0 }) },
+        { additionalProperties: false },
+      ),
+    ),
     /** A monitor's result contract; null for a plain (shell) job. */
     contract: Nullable(MonitorContract),
     /** Replace secrets in what the job shows the model and the screen (off with PI_JOBS_REDACT=0); the log keeps raw bytes. */
@@ -70,6 +83,39 @@ export const JobSpec = Type.Object(
   { additionalProperties: false },
 );
 export type JobSpec = Static<typeof JobSpec>;
+
+// ── Output, as a read returns it ────────────────────────────────────────────────────────────────────────────────
+
+export const RetainedLine = Type.Object(
+  { source: Type.Union([Type.Literal("stdout"), Type.Literal("stderr"), Type.Literal("pty")]), text: Type.String() },
+  { additionalProperties: false },
+);
+export type RetainedLine = Static<typeof RetainedLine>;
+
+/** The retained window decoded into whole lines; what fell out of it is counted. */
+export const RetainedWindow = Type.Object(
+  {
+    lines: Type.Array(RetainedLine),
+    droppedLines: Type.Integer({ minimum: 0 }),
+    droppedBytes: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+export type RetainedWindow = Static<typeof RetainedWindow>;
+
+/** A shell read: the bounded head and tail of what arrived since the previous read. */
+export const TakenOutput = Type.Object(
+  {
+    /** Decoded text (raw: control characters are escaped later, where the text meets the model). */
+    text: Type.String(),
+    /** Bytes this read covered, including the omitted ones. */
+    bytes: Type.Integer({ minimum: 0 }),
+    /** Bytes dropped between head and tail. */
+    omittedBytes: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+export type TakenOutput = Static<typeof TakenOutput>;
 
 // ── Terminal result ─────────────────────────────────────────────────────────────────────────────────────────────
 
@@ -127,7 +173,7 @@ export type ActorResult = Static<typeof ActorResult>;
 
 // ── Data port: actor → host ─────────────────────────────────────────────────────────────────────────────────────
 
-export { INITIAL_CREDIT, MAX_WRITE_QUEUE_BYTES, SOURCE_ID, type SourceName } from "./constants.ts";
+export { MAX_WRITE_QUEUE_BYTES, SOURCE_ID, type SourceName } from "./constants.ts";
 
 export const Spawned = Type.Object(
   {
@@ -141,29 +187,21 @@ export const Spawned = Type.Object(
   { additionalProperties: false },
 );
 
-/**
- * Raw output as it came from the process, in arrival order, one message per batch (never per line).
- * `payload` holds the bytes; `spans` is [sourceId, length, sourceId, length, …] over it. Both buffers are transferred.
- * `lines` counts newline bytes, so the host keeps figures without decoding anything.
- */
-export const OutputBatch = Type.Object(
-  {
-    type: Type.Literal("output"),
-    seq: Type.Integer({ minimum: 0 }),
-    payload: Bytes,
-    spans: Words,
-    bytes: Type.Integer({ minimum: 0 }),
-    lines: Type.Integer({ minimum: 0 }),
-  },
+/** The answer to one `Read`, posted on the data port, so it always arrives before the exit message. */
+export const WindowReply = Type.Object(
+  { type: Type.Literal("window"), id: Type.Integer({ minimum: 0 }), window: RetainedWindow },
   { additionalProperties: false },
 );
-export type OutputBatch = Static<typeof OutputBatch>;
+export const UnreadReply = Type.Object(
+  { type: Type.Literal("unread"), id: Type.Integer({ minimum: 0 }), taken: TakenOutput },
+  { additionalProperties: false },
+);
 
 export const Notice = Type.Object(
   {
     type: Type.Literal("notice"),
     kind: Type.Union([
-      Type.Literal("paused"), // pipes paused: the host or the matcher is behind
+      Type.Literal("paused"), // pipes paused: the contract matcher is behind (it must see every line)
       Type.Literal("resumed"),
       Type.Literal("log_truncated"),
     ]),
@@ -173,20 +211,41 @@ export const Notice = Type.Object(
 );
 export type Notice = Static<typeof Notice>;
 
-/** The terminal message. Sent exactly once, after every output batch. */
-export const Exit = Type.Object({ type: Type.Literal("exit"), result: ActorResult }, { additionalProperties: false });
+/**
+ * The terminal message, sent exactly once, after every read reply. It carries the final output window and, for a
+ * shell job, the final read of its unread output, so both stay readable on the host after the thread is gone.
+ */
+export const Exit = Type.Object(
+  { type: Type.Literal("exit"), result: ActorResult, window: RetainedWindow, unread: Nullable(TakenOutput) },
+  { additionalProperties: false },
+);
 
-export const ActorToHost = Type.Union([Spawned, OutputBatch, Notice, Exit]);
+export const ActorToHost = Type.Union([Spawned, WindowReply, UnreadReply, Notice, Exit]);
 export type ActorToHost = Static<typeof ActorToHost>;
 
 // ── Data port: host → actor ─────────────────────────────────────────────────────────────────────────────────────
 
-/** Permission to send `batches` more output batches. Without credit the actor buffers, then pauses the pipes. */
-export const Credit = Type.Object(
-  { type: Type.Literal("credit"), batches: Type.Integer({ minimum: 1 }) },
-  { additionalProperties: false },
-);
-export const HostToActor = Type.Union([Credit]);
+/**
+ * A read of output that stays in the actor: the decoded retained window, or a shell job's unread head and tail (at
+ * most `maxBytes` of text; the read consumes it). Answered once with the reply of the same `id`, unless the job
+ * ends first: then the exit message carries the final window and unread output instead.
+ */
+export const Read = Type.Union([
+  Type.Object({ type: Type.Literal("read"), id: Type.Integer({ minimum: 0 }), what: Type.Literal("window") }, { additionalProperties: false }),
+  Type.Object(
+    {
+      type: Type.Literal("read"),
+      id: Type.Integer({ minimum: 0 }),
+      what: Type.Literal("unread"),
+      maxBytes: Type.Integer({ minimum: 0 }),
+      /** The last read of a job that is ending: decode an unfinished character rather than hold it back. */
+      final: Type.Boolean(),
+    },
+    { additionalProperties: false },
+  ),
+]);
+export type Read = Static<typeof Read>;
+export const HostToActor = Type.Union([Read]);
 export type HostToActor = Static<typeof HostToActor>;
 
 
@@ -197,8 +256,6 @@ export const ActorSnapshot = Type.Object(
     phase: Type.Union([Type.Literal("starting"), Type.Literal("running"), Type.Literal("stopping"), Type.Literal("ended")]),
     pid: Nullable(Type.Integer()),
     paused: Type.Boolean(),
-    /** Bytes waiting for credit inside the actor. */
-    queuedBytes: Type.Integer({ minimum: 0 }),
     /** Records waiting for (or in) contract evaluation. */
     pendingMatchLines: Type.Integer({ minimum: 0 }),
     totals: Type.Object({ bytes: Type.Integer({ minimum: 0 }), lines: Type.Integer({ minimum: 0 }) }),
@@ -243,6 +300,8 @@ export interface ActorTask {
   spec: JobSpec;
   data: MessagePort;
   control: MessagePort;
+  /** The job's shared cell (mailbox/job-cell.ts): written by the actor, read by the host. */
+  cell: SharedArrayBuffer;
   /** Session-wide log budget shared by every actor: one BigInt64 of bytes still allowed. */
   logBudget: SharedArrayBuffer;
   /** Development and tests: check every message against its schema at the boundary. */

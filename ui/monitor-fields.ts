@@ -19,6 +19,7 @@ export function monitorTone(status: string): Tone {
       return "success";
     case "stopped":
       return "stopped";
+    case "starting":
     case "running":
       return "pending";
     default:

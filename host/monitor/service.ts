@@ -199,9 +199,13 @@ export function createMonitorService(): MonitorService {
 }
 
 /** The outcome when the actor could not produce one (it crashed or hung): a failure that says why. */
+/**
+ * The outcome of a monitor whose actor did not report one: a failure of the supervisor's, or a stop that cancelled
+ * the monitor before its process existed (then there was nothing to match, and it is simply stopped).
+ */
 function supervisorOutcome(request: NormalizedStart, result: ActorResult): MonitorOutcome {
   return {
-    status: "failure",
+    status: result.cause === "stopped" ? "stopped" : "failure",
     completion: request.completion,
     stoppedBy: null,
     ...NO_HIT,

@@ -7,7 +7,7 @@ import type { Cleanup, Failure, ProcessStatus, StopReason, Supervision, Supervis
 import type { WaitMode } from "./waits.ts";
 import { escapeControls, oneLine } from "./text-safety.ts";
 import { COMMAND_PREVIEW_CHARS } from "./limits.ts";
-import type { OutputRendering } from "./output-text.ts";
+import type { OutputRendering } from "../../actors/output-text.ts";
 
 export type WaitStatus = "snapshot" | "completed" | "deadline" | "cancelled" | "steered";
 export type OnExit = "none" | "wake";
@@ -106,12 +106,12 @@ export interface KillResult {
 // ── Output schemas (what codemode scripts receive) ──────────────────────────────────────────────────────────────
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
-const StatusSchema = Type.Union(["running", "exited", "failed", "timed_out", "stopped"].map((s) => Type.Literal(s)));
+const StatusSchema = Type.Union((["starting", "running", "exited", "failed", "timed_out", "stopped"] satisfies ProcessStatus[]).map((s) => Type.Literal(s)));
 const OnExitSchema = Type.Union([Type.Literal("none"), Type.Literal("wake")]);
 
 export const SupervisionSchema = Type.Object({
   state: Type.Union(
-    (["running", "stopping", "exited", "failed", "timed_out", "stopped", "log_quota", "log_failed"] satisfies SupervisionState[]).map((s) =>
+    (["starting", "running", "stopping", "exited", "failed", "timed_out", "stopped", "log_quota", "log_failed"] satisfies SupervisionState[]).map((s) =>
       Type.Literal(s),
     ),
   ),
@@ -220,6 +220,8 @@ export function supervisionLine(s: Supervision): string {
 
 export function endingPhrase(r: { status: ProcessStatus; exit_code?: number | null; signal?: string | null; failure?: Failure | null }): string {
   switch (r.status) {
+    case "starting":
+      return "starting (its process does not exist yet)";
     case "running":
       return "running";
     case "exited":
@@ -244,7 +246,9 @@ const WAIT_WORDS: Record<WaitStatus, string> = {
 export function processResultText(r: ProcessResult): string {
   const head = r.running
     ? `Process running with session_id ${r.session_id} (${r.operation}).`
-    : `Process ${endingPhrase(r)} (${r.operation}).`;
+    : r.status === "starting"
+      ? `Process starting with session_id ${r.session_id} (${r.operation}): it does not exist yet.`
+      : `Process ${endingPhrase(r)} (${r.operation}).`;
   const lines = [
     head,
     `wait: mode=${r.wait_mode} status=${r.wait_status} — ${WAIT_WORDS[r.wait_status]}`,
@@ -266,7 +270,7 @@ export function listText(r: ListResult): string {
     lines.push(
       `session_id ${s.session_id}: ${endingPhrase(s)} · ${s.tty ? "pty" : "pipes"} · on_exit=${s.on_exit} · ` +
         `output_bytes_total=${s.output_bytes_total} (unread ${s.output_pending_bytes}) · elapsed_ms=${Math.round(s.elapsed_ms)} · ` +
-        `${s.running ? "" : s.collected ? "collected · " : "not collected · "}cmd: ${oneLine(s.cmd, COMMAND_PREVIEW_CHARS)}`,
+        `${s.running || s.status === "starting" ? "" : s.collected ? "collected · " : "not collected · "}cmd: ${oneLine(s.cmd, COMMAND_PREVIEW_CHARS)}`,
       `  ${supervisionLine(s.supervision)}`,
       `  log_path: ${s.log_path ?? "none"}`,
     );

@@ -5,10 +5,10 @@
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import type { ActorResult } from "../../mailbox/protocol.ts";
+import type { ActorResult, TakenOutput } from "../../mailbox/protocol.ts";
 import type { JobRuntime } from "../runtime-api.ts";
 import { readEmptyPollCap, steerInterruptEnabled } from "./config.ts";
-import { DEFAULT_PTY_SIZE, KILL_GRACE_MS, LOG_MAX_BYTES } from "./limits.ts";
+import { DEFAULT_PTY_SIZE, KILL_GRACE_MS, LOG_MAX_BYTES, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "./limits.ts";
 import { receiptText, completionPhrase, type ReceiptLine } from "./notices.ts";
 import type { KillResult, ListResult, ProcessResult, SessionEntryView, SetOnExitResult, WaitStatus } from "./result.ts";
 import {
@@ -19,10 +19,14 @@ import {
   supervisionOf,
   type ShellSession,
 } from "./session.ts";
-import { feedBatch } from "./output-text.ts";
 import type { ShellState } from "./state.ts";
 import { validateExec, validateKill, validateListSessions, validateSetOnExit, validateWriteStdin, type Checked } from "./validate.ts";
 import { planWait, type WaitPlan, type WaitPlanResult } from "./waits.ts";
+
+/** A job not yet ended is `starting` until its process exists, `running` from then on. */
+function liveStatus(session: ShellSession): "starting" | "running" {
+  return session.handle.phase() === "starting" ? "starting" : "running";
+}
 
 export class ShellToolError extends Error {
   constructor(message: string) {
@@ -120,6 +124,7 @@ export class ShellService {
         timeoutMs: request.timeoutMs,
         killGraceMs: this.options.killGraceMs ?? KILL_GRACE_MS,
         log: { maxBytes: this.options.logMaxBytes ?? LOG_MAX_BYTES, onQuota: "stop" },
+        unread: { headBytes: OUTPUT_HEAD_BYTES, tailBytes: OUTPUT_TAIL_BYTES },
         label: `shell: ${request.cmd.slice(0, 80)}`,
       });
     } catch (error) {
@@ -139,16 +144,15 @@ export class ShellService {
     this.touch(call, session.id);
 
     const outcome = await this.waitOn(session, plan, call.signal);
-    return this.answer("exec_command", session, plan, outcome, call, []);
+    return await this.answer("exec_command", session, plan, outcome, call, []);
   }
 
-  /** Subscribes to output and to the end; the end is routed through the state so a reloaded instance hears it. */
+  /**
+   * Subscribes to the end; the end is routed through the state so a reloaded instance hears it. Output is not
+   * watched at all: it stays in the job's actor until a read takes it.
+   */
   private watch(session: ShellSession): void {
     const state = this.state;
-    session.handle.onOutput((batch) => {
-      feedBatch(session.output, batch.payload, batch.spans);
-      session.lastOutputEpochMs = Date.now();
-    });
     void session.handle.done.then((result) => {
       const info = settleSession(session, result);
       for (const wake of [...session.exitWaiters]) wake();
@@ -190,7 +194,6 @@ export class ShellService {
       if (request.resize !== null) {
         const ack = await session.handle.resize(request.resize.cols, request.resize.rows);
         if (!ack.ok) throw new ShellToolError(`write_stdin: resize of session ${session.id} failed: ${ack.error}`);
-        session.output.resize(request.resize.cols, request.resize.rows);
         notes.push(`resized to ${request.resize.cols}x${request.resize.rows}`);
       }
       if (request.input !== null) {
@@ -217,7 +220,7 @@ export class ShellService {
       }),
     );
     const outcome = await this.waitOn(session, plan, call.signal);
-    return this.answer("write_stdin", session, plan, outcome, call, notes);
+    return await this.answer("write_stdin", session, plan, outcome, call, notes);
   }
 
   // ── waiting and answering ─────────────────────────────────────────────────────────────────────────────────────
@@ -262,30 +265,47 @@ export class ShellService {
     for (const listener of [...this.steerListeners]) listener();
   }
 
-  private answer(
+  /** One read: the bounded head and tail since the previous one, asked of the job's actor (or its final record). */
+  private async takeOutput(session: ShellSession, final: boolean, notes: string[]): Promise<TakenOutput> {
+    try {
+      return await session.handle.takeUnread(OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES, final);
+    } catch (error) {
+      notes.push(`output could not be read now (${(error as Error).message}); it stays unread`);
+      return { text: "", bytes: 0, omittedBytes: 0 };
+    }
+  }
+
+  private async answer(
     operation: ProcessResult["operation"],
     session: ShellSession,
     plan: WaitPlan,
     outcome: WaitOutcome,
     call: CallContext,
     notes: string[],
-  ): ProcessResult {
-    const now = Date.now();
-    const ended = session.result !== null && session.ending !== null;
+  ): Promise<ProcessResult> {
     const outer = outerCallOf(call.toolCallId);
     // A cancelled wait leaves the output unread: the cancelled result may never reach the model.
     const consume = outcome !== "cancelled";
-    const taken = consume ? session.output.take(ended) : { text: "", bytes: 0, omittedBytes: 0 };
-    if (!consume) notes.push(`output left unread (${session.output.pendingBytes} bytes); read it with write_stdin`);
+    // The job may end while the read is in flight; the take then comes from its final record, whole.
+    const endedBefore = session.result !== null;
+    let taken = consume ? await this.takeOutput(session, endedBefore, notes) : { text: "", bytes: 0, omittedBytes: 0 };
+    if (consume && !endedBefore && session.result !== null) {
+      // It ended after the actor answered: what it wrote after that read is in the final record; take it too.
+      const rest = await this.takeOutput(session, true, notes);
+      taken = { text: taken.text + rest.text, bytes: taken.bytes + rest.bytes, omittedBytes: taken.omittedBytes + rest.omittedBytes };
+    }
+    const now = Date.now();
+    const ended = session.result !== null && session.ending !== null;
+    if (!consume) notes.push(`output left unread (${session.handle.figures().unreadBytes} bytes); read it with write_stdin`);
     const waitStatus: WaitStatus = ended && consume ? "completed" : outcome === "cancelled" ? "cancelled" : outcome === "steered" ? "steered" : plan.mode === "immediate" ? "snapshot" : "deadline";
     const base = {
       operation,
       output: taken.text,
       output_bytes: taken.bytes,
       output_omitted_bytes: taken.omittedBytes,
-      output_rendered: session.output.rendering,
+      output_rendered: session.tty ? "terminal" : "text",
       output_replayed: false,
-      output_bytes_total: session.output.totalBytes,
+      output_bytes_total: session.handle.figures().bytes,
       log_path: logPathOf(session),
       wait_mode: plan.mode,
       wait_status: waitStatus,
@@ -297,8 +317,8 @@ export class ShellService {
       notes,
     } as const;
     if (!ended || !consume) {
-      const status = ended ? session.ending!.status : "running";
-      return { ...base, status, running: !ended, session_id: session.id };
+      const status = ended ? session.ending!.status : liveStatus(session);
+      return { ...base, status, running: status === "running", session_id: session.id };
     }
     const result = session.result!;
     const ending = session.ending!;
@@ -351,25 +371,27 @@ export class ShellService {
     unwrap(validateListSessions(raw));
     const now = Date.now();
     const sessions = this.state.registry.all().map((s) => this.view(s, now));
-    const active = sessions.filter((s) => s.running).length;
+    const active = sessions.filter((s) => s.status === "starting" || s.running).length;
     const completed = sessions.length - active;
     return { operation: "list_sessions", active_count: active, completed_count: completed, just_exited_count: completed, sessions };
   }
 
   view(s: ShellSession, now: number): SessionEntryView {
     const ended = s.result !== null && s.ending !== null;
+    const status = ended ? s.ending!.status : liveStatus(s);
+    const figures = s.handle.figures();
     return {
       session_id: s.id,
       cmd: s.cmd,
       tty: s.tty,
-      running: !ended,
-      status: ended ? s.ending!.status : "running",
+      running: status === "running",
+      status,
       exit_code: s.result?.exitCode ?? null,
       signal: s.result?.signal ?? null,
       on_exit: s.onExit,
       collected: s.replay !== null,
-      output_bytes_total: s.output.totalBytes,
-      output_pending_bytes: s.output.pendingBytes,
+      output_bytes_total: figures.bytes,
+      output_pending_bytes: figures.unreadBytes,
       started_utc: new Date(s.startedEpochMs).toISOString(),
       elapsed_ms: elapsedOf(s, now),
       log_path: logPathOf(s),
@@ -529,7 +551,7 @@ export async function stopAllIn(state: ShellState): Promise<void> {
     s.stoppedBy = "session_shutdown";
     s.stopping = true;
   }
-  await Promise.all(running.map((s) => s.handle.stop("SIGTERM").catch(() => undefined)));
+  await Promise.all(running.map((s) => s.handle.stop("SIGTERM", { bounded: true }).catch(() => undefined)));
   state.registry.clear();
   state.ledger.clear();
   state.scripts.clear();

@@ -1,12 +1,10 @@
 /**
- * One shell session as the registry keeps it: the job handle, the unread output and what the tools
- * have observed. A plain object (no class) so that it carries over /reload unchanged and any instance can read it.
+ * One shell session as the registry keeps it: the job handle (whose actor keeps the unread output) and what the
+ * tools have observed. A plain object (no class) so that it carries over /reload unchanged and any instance can read it.
  */
 import { join } from "node:path";
 import type { ActorResult } from "../../mailbox/protocol.ts";
 import type { JobHandle } from "../runtime-api.ts";
-import { DEFAULT_PTY_SIZE } from "./limits.ts";
-import { createOutputText, type OutputText } from "./output-text.ts";
 import type { ProcessResult } from "./result.ts";
 import { deriveSupervision, describeEnding, type Ending, type Supervision } from "./supervision.ts";
 import type { OnExit } from "./validate.ts";
@@ -21,8 +19,6 @@ export interface ShellSession {
   readonly timeoutMs: number;
   readonly startedEpochMs: number;
   onExit: OnExit;
-  readonly output: OutputText;
-  lastOutputEpochMs: number;
   result: ActorResult | null;
   ending: Ending | null;
   /** Who asked for the stop, if anyone did. */
@@ -48,8 +44,6 @@ export function createSession(init: {
   const session: ShellSession = {
     ...init,
     startedEpochMs: init.handle.requestedAtEpoch,
-    output: createOutputText(init.tty ? DEFAULT_PTY_SIZE : null),
-    lastOutputEpochMs: init.handle.requestedAtEpoch,
     result: null,
     ending: null,
     stoppedBy: null,
@@ -82,9 +76,10 @@ export function supervisionOf(session: ShellSession, nowEpochMs: number): Superv
     ending: session.ending,
     stopping: session.stopping,
     deadlineEpochMs: deadlineEpochOf(session),
-    lastActivityEpochMs: session.lastOutputEpochMs,
+    starting: session.handle.phase() === "starting",
+    lastActivityEpochMs: figures.lastOutputEpochMs ?? session.startedEpochMs,
     nowEpochMs,
-    logBytes: figures.bytes,
+    logBytes: figures.logBytes,
     logTruncated: figures.logTruncated,
   });
 }

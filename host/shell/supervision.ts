@@ -5,10 +5,10 @@
  */
 import type { ActorResult } from "../../mailbox/protocol.ts";
 
-export type SupervisionState = "running" | "stopping" | "exited" | "failed" | "timed_out" | "stopped" | "log_quota" | "log_failed";
+export type SupervisionState = "starting" | "running" | "stopping" | "exited" | "failed" | "timed_out" | "stopped" | "log_quota" | "log_failed";
 export type StopReason = "timed_out" | "stopped" | "session_shutdown" | "log_quota" | "log_failed" | "spawn_failed" | "actor_crashed" | "actor_unresponsive";
 export type Cleanup = "none" | "pending" | "confirmed" | "unconfirmed";
-export type ProcessStatus = "running" | "exited" | "failed" | "timed_out" | "stopped";
+export type ProcessStatus = "starting" | "running" | "exited" | "failed" | "timed_out" | "stopped";
 
 export interface Supervision {
   state: SupervisionState;
@@ -27,8 +27,8 @@ export interface Failure {
 
 /** How a job ended, in the terms of the tool results. */
 export interface Ending {
-  status: Exclude<ProcessStatus, "running">;
-  state: Exclude<SupervisionState, "running" | "stopping">;
+  status: Exclude<ProcessStatus, "starting" | "running">;
+  state: Exclude<SupervisionState, "starting" | "running" | "stopping">;
   stopReason: StopReason | null;
   failure: Failure | null;
 }
@@ -85,6 +85,8 @@ export interface SupervisionInput {
   result: ActorResult | null;
   ending: Ending | null;
   stopping: boolean;
+  /** The process does not exist yet (the job's actor has not published its spawn). */
+  starting: boolean;
   deadlineEpochMs: number | null;
   /** Epoch ms of the last output (or of the start when there was none). */
   lastActivityEpochMs: number;
@@ -97,7 +99,7 @@ export function deriveSupervision(input: SupervisionInput): Supervision {
   const { result, ending } = input;
   const until = result === null ? input.nowEpochMs : result.endedAt;
   return {
-    state: ending?.state ?? (input.stopping ? "stopping" : "running"),
+    state: ending?.state ?? (input.stopping ? "stopping" : input.starting ? "starting" : "running"),
     stop_reason: ending?.stopReason ?? null,
     deadline_utc: input.deadlineEpochMs === null ? null : new Date(input.deadlineEpochMs).toISOString(),
     quiet_ms: Math.max(0, Math.round(until - input.lastActivityEpochMs)),

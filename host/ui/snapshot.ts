@@ -54,7 +54,8 @@ export function createSnapshotBuilder(
 
   function live(key: string, handle: JobHandle, running: boolean, request: SnapshotRequest): LiveFigures {
     const figures = handle.figures();
-    const kept = handle.retained();
+    // Only the job whose output is on screen asks its actor for a fresh window; the others show what is known.
+    const kept = handle.retained(request.outputFor === key);
     const rate = running ? rates.observe(key, figures, clock()) : { linesPerSecond: null, bytesPerSecond: null };
     const pgid = handle.pgid();
     const resources = running && pgid !== null && request.resourcesFor === key ? sampler.sample(pgid) : UNKNOWN_RESOURCES;
@@ -76,7 +77,7 @@ export function createSnapshotBuilder(
     const final = record.final;
     const running = final === null;
     const result = final === null ? null : structuredResult(final.facts).result;
-    const status = result?.status ?? "running";
+    const status = result?.status ?? (record.job.phase() === "starting" ? "starting" : "running");
     const body: DetailField[] = [
       { label: "Name", value: record.description, layout: "inline" },
       { label: "ID", value: record.monitorId, layout: "inline" },
@@ -130,7 +131,7 @@ export function createSnapshotBuilder(
       id: String(session.id),
       title: session.cmd,
       running,
-      status: running ? (session.stopping ? "stopping" : "running") : ending.status,
+      status: running ? (session.stopping ? "stopping" : session.handle.phase() === "starting" ? "starting" : "running") : ending.status,
       tone: shellTone(session),
       elapsedMs: result?.elapsedMs ?? Math.max(0, nowEpoch - session.startedEpochMs),
       head,
@@ -138,7 +139,7 @@ export function createSnapshotBuilder(
         { label: "Session", value: String(session.id), layout: "inline" },
         { label: "Terminal", value: session.tty ? "PTY" : "pipes", layout: "inline" },
         { label: "On exit", value: session.onExit, layout: "inline" },
-        { label: "Unread", value: `${session.output.pendingBytes} bytes`, layout: "inline" },
+        { label: "Unread", value: `${session.handle.figures().unreadBytes} bytes`, layout: "inline" },
         ...(logPath !== null ? [{ label: "Log", value: logPath, layout: "inline" as const }] : []),
       ],
       config: [

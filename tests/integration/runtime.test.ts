@@ -42,16 +42,16 @@ describe("job runtime", () => {
     expect(result.cleanup).toBe("confirmed");
   });
 
-  it("pauses the writer while the host is behind, and loses nothing when it exits meanwhile", async () => {
+  it("never pauses the writer because the host is busy, and loses nothing when it exits", async () => {
     runtime = runtimeFor();
     const stats = join(mkdtempSync(join(tmpdir(), "pi-jobs-test-")), "dd-stats");
-    // A writer on a non-blocking stdout that gives up once the pipe has stayed full for 300 ms, i.e. once the actor
-    // has paused its reader: the job ends with its last bytes still in the pipe, and it records what it wrote.
+    // A writer on a non-blocking stdout that gives up if the pipe stays full for 300 ms (a paused reader), and
+    // records what it wrote. 8 MiB stays under the job's log quota.
     const writer = [
       "import os, sys, time",
       "os.set_blocking(1, False)",
       "total, stuck = 0, None",
-      "while total < 64 << 20:",
+      "while total < 8 << 20:",
       "    try:",
       "        total += os.write(1, b'x' * 16384)",
       "        stuck = None",
@@ -62,19 +62,17 @@ describe("job runtime", () => {
       `open(${JSON.stringify(stats)}, 'w').write(str(total))`,
     ].join("\n");
     const job = runtime.start(shellJob(`sleep 0.5; python3 -c '${writer.replaceAll("'", "'\\''")}'`));
-    let paused = false;
-    job.onNotice((notice) => {
-      if (notice.kind === "paused") paused = true;
-    });
+    const notices: string[] = [];
+    job.onNotice((notice) => void notices.push(notice.kind));
     await waitFor(() => job.phase() === "running", 30_000, "spawn");
-    // Block the host thread while the job writes: no batch is taken in and no credit goes back.
+    // Block the host thread while the job writes: output does not travel to the host, so nothing waits for it.
     const until = performance.now() + 2500;
     while (performance.now() < until) {
       // busy
     }
     const result = await job.done;
     const written = Number(readFileSync(stats, "utf8"));
-    expect(paused).toBe(true);
+    expect(notices).not.toContain("paused");
     expect(written).toBeGreaterThan(1024 * 1024);
     expect(result.totals.bytes).toBe(written);
     expect(job.figures().bytes).toBe(written);

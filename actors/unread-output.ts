@@ -1,9 +1,12 @@
 /**
- * Unread output of one job, bounded: the first `headBytes` and the last `tailBytes` since the previous read, plus a
- * count of what fell between. Pushing a batch is constant work (a reference to its bytes, plus at most one copy into
- * the head), so a flooding job costs the host thread nothing per line; decoding happens only when a tool reads.
+ * A shell job's unread output, kept in its actor: the first `headBytes` and the last `tailBytes` since the previous
+ * read, plus a count of what fell between. Feeding a chunk is constant work (a reference to its bytes, plus at most
+ * one copy into the head); decoding happens only when a tool reads, and only the bounded result crosses to the host.
+ *
+ * `feed(source, bytes)` / `take(maxBytes, final)` is the whole interface, so a text transform per source (terminal
+ * emulation for a PTY, escape stripping for pipes) can be put between the process and this buffer later.
  */
-import { OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "./limits.ts";
+import type { SourceName } from "../mailbox/constants.ts";
 
 export interface TakenOutput {
   /** Decoded text (raw: control characters are escaped later, where the text meets the model). */
@@ -46,7 +49,10 @@ export function omissionMarker(omittedBytes: number): string {
   return `\n[… ${omittedBytes} bytes omitted; the full output is in log_path …]\n`;
 }
 
-export class OutputAccumulator {
+/** `take`'s bound when the reader keeps whatever the buffer holds. */
+export const ALL_UNREAD = Number.POSITIVE_INFINITY;
+
+export class UnreadOutput {
   readonly headBytes: number;
   readonly tailBytes: number;
   private head: Uint8Array | null = null;
@@ -57,7 +63,7 @@ export class OutputAccumulator {
   private unread = 0;
   private total = 0;
 
-  constructor(headBytes = OUTPUT_HEAD_BYTES, tailBytes = OUTPUT_TAIL_BYTES) {
+  constructor(headBytes: number, tailBytes: number) {
     this.headBytes = headBytes;
     this.tailBytes = tailBytes;
   }
@@ -72,7 +78,8 @@ export class OutputAccumulator {
     return this.unread;
   }
 
-  push(chunk: Uint8Array): void {
+  /** `source` is where the bytes came from; every source shares one buffer, in arrival order. */
+  feed(_source: SourceName, chunk: Uint8Array): void {
     if (chunk.length === 0) return;
     this.total += chunk.length;
     this.append(chunk);
@@ -104,13 +111,16 @@ export class OutputAccumulator {
   }
 
   /**
-   * Takes everything unread. Unless `final`, a character whose last bytes have not arrived yet is held back for the
-   * next read instead of being decoded as garbage.
+   * Takes everything unread: at most `maxBytes` of it as text (half head, half tail, within what the buffer keeps),
+   * the rest counted as omitted. Unless `final`, a character whose last bytes have not arrived yet is held back for
+   * the next read instead of being decoded as garbage.
    */
-  take(final: boolean): TakenOutput {
-    const headPart = this.head === null ? EMPTY : this.head.slice(0, this.headLength);
+  take(maxBytes: number, final: boolean): TakenOutput {
+    const headKeep = Math.min(this.headBytes, Math.ceil(Math.max(0, maxBytes) / 2));
+    const tailKeep = Math.min(this.tailBytes, Math.max(0, maxBytes - headKeep));
+    const headPart = this.head === null ? EMPTY : this.head.slice(0, Math.min(this.headLength, headKeep));
     const tailAll = concat(this.tail, this.tailFirst, this.tailLength);
-    const tailPart = tailAll.length > this.tailBytes ? tailAll.subarray(tailAll.length - this.tailBytes) : tailAll;
+    const tailPart = tailAll.length > tailKeep ? tailAll.subarray(tailAll.length - tailKeep) : tailAll;
     const bytes = this.unread;
     const gap = bytes - headPart.length - tailPart.length;
     this.reset();

@@ -1,23 +1,31 @@
 /**
- * A job's retained output on the host: the last few hundred KiB as the batches arrived, for the console and
- * the reports. Taking a batch in is constant work (one push, maybe one eviction of a whole batch); decoding into
- * lines happens only when someone reads, at human rate. Whatever leaves the window is counted, never silent.
+ * A job's retained output window, kept in its actor: the last few hundred KiB as the chunks arrived, for the console
+ * and `/jobs`. Taking a chunk in is constant work (one push, maybe one eviction of a whole chunk); decoding into lines
+ * happens only when someone reads, at human rate, and only the decoded window crosses to the host. Whatever leaves the
+ * window is counted, never silent.
  */
-import { createFramer } from "../actors/framing.ts";
-import type { OutputBatch } from "../mailbox/protocol.ts";
-import type { RetainedLine } from "./runtime-api.ts";
+import { createFramer } from "./framing.ts";
+import type { RetainedWindow, RetainedLine } from "../mailbox/protocol.ts";
+import type { SourceName } from "../mailbox/constants.ts";
 
 const SOURCE_NAMES = ["stdout", "stderr", "pty"] as const;
 /** The console shows at most this much of one line; the rest of the line is counted as clipped. */
 const DISPLAY_LINE_BYTES = 10 * 1024;
 
-export interface OutputStore {
-  push(batch: OutputBatch): void;
-  read(): { lines: RetainedLine[]; droppedLines: number; droppedBytes: number };
+export interface OutputWindow {
+  feed(source: SourceName, bytes: Uint8Array, lines: number): void;
+  read(): RetainedWindow;
 }
 
-export function createOutputStore(options: { maxBytes: number; maxLines: number }): OutputStore {
-  const chunks: OutputBatch[] = [];
+interface Chunk {
+  source: SourceName;
+  payload: Uint8Array;
+  bytes: number;
+  lines: number;
+}
+
+export function createOutputWindow(options: { maxBytes: number; maxLines: number }): OutputWindow {
+  const chunks: Chunk[] = [];
   let head = 0;
   let bytes = 0;
   let lines = 0;
@@ -25,14 +33,16 @@ export function createOutputStore(options: { maxBytes: number; maxLines: number 
   let evictedLines = 0;
 
   return {
-    push(batch) {
+    feed(source, payload, lineCount) {
+      if (payload.length === 0) return;
+      const batch: Chunk = { source, payload, bytes: payload.length, lines: lineCount };
       chunks.push(batch);
       bytes += batch.bytes;
       lines += batch.lines;
       // Keep up to twice the window so that an exact trim at read time still has a full window to show.
       while (chunks.length - head > 1 && (bytes - chunks[head]!.bytes >= options.maxBytes * 2 || lines - chunks[head]!.lines >= options.maxLines * 2)) {
         const old = chunks[head]!;
-        chunks[head] = undefined as unknown as OutputBatch;
+        chunks[head] = undefined as unknown as Chunk;
         head += 1;
         bytes -= old.bytes;
         lines -= old.lines;
@@ -62,14 +72,8 @@ export function createOutputStore(options: { maxBytes: number; maxLines: number 
         }
       };
       for (let index = head; index < chunks.length; index += 1) {
-        const batch = chunks[index]!;
-        let offset = 0;
-        for (let span = 0; span < batch.spans.length; span += 2) {
-          const source = SOURCE_NAMES[batch.spans[span]!] ?? "stdout";
-          const length = batch.spans[span + 1]!;
-          take(framer.push(source, batch.payload.subarray(offset, offset + length)));
-          offset += length;
-        }
+        const chunk = chunks[index]!;
+        take(framer.push(chunk.source, chunk.payload));
       }
       for (const source of SOURCE_NAMES) take(framer.end(source));
       let droppedLines = evictedLines + fragmentLines;

@@ -1,0 +1,269 @@
+/**
+ * The data plane: what output costs Pi's thread. Every scenario runs in a fresh child process (so host RSS growth is
+ * that process's own), once with the checkout's workers (TypeScript source) and once with the compiled workers an
+ * installed copy runs (dist/), side by side with a naive main-thread reader and the raw command in the same run.
+ *
+ * - floods: N concurrent `seq 1 2000000` through monitors; host event-loop delay p99 / max and host RSS growth.
+ * - sentinel: `seq 1 2000000; echo __DONE__` until the result is known, through a monitor and through exec_command.
+ * - 1 GiB: through a monitor in exit mode, and the raw pipeline, with host RSS growth.
+ *
+ * `node bench/dataplane.ts --scenario=<name> --workers=source|dist` runs one scenario and prints its JSON.
+ */
+import { spawn } from "node:child_process";
+import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
+import { createShellState } from "../host/shell/state.ts";
+import { ShellService } from "../host/shell/service.ts";
+import { benchRuntime, closeRuntime, ms, monitorRequest, round, sampled, sleep, type Row } from "./shared.ts";
+
+const FLOOD = "seq 1 2000000";
+const SENTINEL = "seq 1 2000000; echo __DONE__";
+const GIB = "head -c 1073741824 /dev/zero | tr '\\0' a | fold -w 99; echo; echo __DONE__";
+
+type Scenario = "idle" | "floods8" | "floods64" | "naive8" | "naive64" | "sentinel" | "gib";
+const SCENARIOS: readonly Scenario[] = ["idle", "floods8", "naive8", "floods64", "naive64", "sentinel", "gib"];
+
+interface Delay {
+  p99: number;
+  max: number;
+  rssGrowthMiB: number;
+  wallMs: number;
+}
+
+interface Sentinel {
+  raw: number;
+  monitor: number;
+  shell: number;
+  naive: number;
+}
+
+interface Gib {
+  raw: number;
+  monitor: number;
+  rssGrowthMiB: number;
+  ok: boolean;
+}
+
+async function window<T>(work: () => Promise<T>): Promise<Delay & { value: T }> {
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  let peak = process.memoryUsage.rss();
+  const base = peak;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 20);
+  histogram.enable();
+  const began = performance.now();
+  const value = await work();
+  const wallMs = performance.now() - began;
+  histogram.disable();
+  clearInterval(sampler);
+  peak = Math.max(peak, process.memoryUsage.rss());
+  return { p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6, rssGrowthMiB: (peak - base) / 2 ** 20, wallMs, value };
+}
+
+/** Runs a command with its output read and discarded: the floor every reader is compared with. */
+function raw(command: string, onChunk?: (chunk: Buffer) => void): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const began = performance.now();
+    const child = spawn("/bin/sh", ["-c", command], { stdio: ["ignore", "pipe", "pipe"], detached: true });
+    child.stdout.on("data", onChunk ?? (() => {}));
+    child.stderr.on("data", onChunk ?? (() => {}));
+    child.once("error", reject);
+    child.once("close", () => resolve(performance.now() - began));
+  });
+}
+
+/** The naive extension: read on the main thread, split into lines, test each with the pattern. */
+function naive(command: string): Promise<number> {
+  const pattern = /__DONE__/;
+  let rest = "";
+  return raw(command, (chunk) => {
+    const parts = (rest + chunk.toString("utf8")).split("\n");
+    rest = parts.pop() ?? "";
+    for (const line of parts) pattern.test(line);
+  });
+}
+
+async function floods(count: number): Promise<Delay> {
+  const runtime = benchRuntime({ warm: 2 });
+  try {
+    // The threads exist before the window opens: this measures floods, not thread starts.
+    await Promise.all(Array.from({ length: count }, () => runtime.start(monitorRequest("true")).done));
+    await sleep(500);
+    const measured = await window(async () => {
+      const jobs = Array.from({ length: count }, () => runtime.start(monitorRequest(FLOOD)));
+      const results = await Promise.all(jobs.map((job) => job.done));
+      for (const result of results) if (result.cause !== "exit") throw new Error(`flood ended with ${result.cause}`);
+    });
+    return { p99: measured.p99, max: measured.max, rssGrowthMiB: measured.rssGrowthMiB, wallMs: measured.wallMs };
+  } finally {
+    await closeRuntime(runtime);
+  }
+}
+
+async function naiveFloods(count: number): Promise<Delay> {
+  const measured = await window(() => Promise.all(Array.from({ length: count }, () => naive(FLOOD))));
+  return { p99: measured.p99, max: measured.max, rssGrowthMiB: measured.rssGrowthMiB, wallMs: measured.wallMs };
+}
+
+const DONE_CONTRACT = { resultPattern: "__DONE__", failurePattern: null, completion: "match" as const };
+
+async function sentinel(): Promise<Sentinel> {
+  const runtime = benchRuntime({ warm: 2 });
+  const shell = new ShellService(createShellState(), { runtime: () => runtime, killGraceMs: 500 });
+  let calls = 0;
+  try {
+    const iterations = 7;
+    const rawMs = await sampled("raw", iterations, 1, () => raw(SENTINEL));
+    const naiveMs = await sampled("naive", iterations, 1, () => naive(SENTINEL));
+    const monitorMs = await sampled("monitor", iterations, 1, async () => {
+      const began = performance.now();
+      const job = runtime.start(monitorRequest(SENTINEL, { contract: DONE_CONTRACT }));
+      const result = await job.done;
+      if (result.monitor?.status !== "success") throw new Error(`sentinel monitor: ${result.monitor?.status ?? result.cause}`);
+      return performance.now() - began;
+    });
+    const shellMs = await sampled("shell", iterations, 1, async () => {
+      const began = performance.now();
+      const answer = await shell.exec({ cmd: SENTINEL, yield_time_ms: 30_000 }, { toolCallId: `bench-${(calls += 1)}`, cwd: tmpdir() });
+      if (answer.running || !answer.output.includes("__DONE__")) throw new Error("sentinel shell job did not finish with its output");
+      return performance.now() - began;
+    });
+    return { raw: rawMs.median, naive: naiveMs.median, monitor: monitorMs.median, shell: shellMs.median };
+  } finally {
+    await shell.stopAll();
+    await closeRuntime(runtime);
+  }
+}
+
+async function gib(): Promise<Gib> {
+  const rawMs = await raw(GIB);
+  const runtime = benchRuntime({ warm: 2 });
+  try {
+    await runtime.start(monitorRequest("true")).done;
+    const measured = await window(async () => {
+      const job = runtime.start(monitorRequest(GIB, { contract: { resultPattern: "__DONE__", failurePattern: null, completion: "exit" }, timeoutMs: 600_000 }));
+      return job.done;
+    });
+    return { raw: rawMs, monitor: measured.wallMs, rssGrowthMiB: measured.rssGrowthMiB, ok: measured.value.monitor?.status === "success" };
+  } finally {
+    await closeRuntime(runtime);
+  }
+}
+
+async function runScenario(name: Scenario): Promise<unknown> {
+  switch (name) {
+    case "idle":
+      return (({ value: _v, ...delay }) => delay)(await window(() => sleep(1000)));
+    case "floods8":
+      return floods(8);
+    case "floods64":
+      return floods(64);
+    case "naive8":
+      return naiveFloods(8);
+    case "naive64":
+      return naiveFloods(64);
+    case "sentinel":
+      return sentinel();
+    case "gib":
+      return gib();
+  }
+}
+
+// ── The parent: one child process per scenario and worker variant ──────────────────────────────────────────────
+
+export interface DataPlaneResult {
+  source: Record<string, unknown>;
+  dist: Record<string, unknown>;
+}
+
+function child(scenario: Scenario, workers: "source" | "dist"): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const script = fileURLToPath(import.meta.url);
+    const env = { ...process.env, PI_JOBS_CHECK_MESSAGES: "0", ...(workers === "dist" ? { PI_JOBS_WORKERS: "dist" } : {}) };
+    const proc = spawn(process.execPath, [script, `--scenario=${scenario}`], { env, stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    proc.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    proc.once("close", (code) => {
+      if (code !== 0) return reject(new Error(`dataplane scenario ${scenario} (${workers}) exited with ${code}`));
+      resolve(JSON.parse(out.trim().split("\n").at(-1)!));
+    });
+  });
+}
+
+export async function benchDataPlane(only: readonly Scenario[] = SCENARIOS): Promise<DataPlaneResult> {
+  const result: DataPlaneResult = { source: {}, dist: {} };
+  for (const scenario of only) {
+    for (const workers of ["source", "dist"] as const) {
+      // The naive reader and the idle host have no workers: measured once.
+      if (workers === "dist" && (scenario === "idle" || scenario.startsWith("naive"))) continue;
+      console.error(`  … dataplane ${scenario} (${workers} workers)`);
+      result[workers][scenario] = await child(scenario, workers);
+      await sleep(500);
+    }
+  }
+  return result;
+}
+
+export function dataPlaneRows(result: DataPlaneResult): Row[] {
+  const rows: Row[] = [];
+  const delay = (d: Delay | undefined) => (d ? `p99 ${d.p99.toFixed(1)} / max ${d.max.toFixed(1)} ms; host RSS +${d.rssGrowthMiB.toFixed(0)} MiB` : "—");
+  const naive8 = result.source.naive8 as Delay | undefined;
+  const naive64 = result.source.naive64 as Delay | undefined;
+  for (const workers of ["dist", "source"] as const) {
+    const label = workers === "dist" ? "installed workers (dist/)" : "checkout workers (source)";
+    const f8 = result[workers].floods8 as Delay | undefined;
+    const f64 = result[workers].floods64 as Delay | undefined;
+    if (f8) {
+      rows.push({
+        benchmark: "8 × `seq 1 2000000` floods: host event loop",
+        variant: `pi-jobs monitors, ${label}`,
+        result: delay(f8),
+        target: "p99 ≤ 5 ms and ≤ ⅓ naive; RSS ≤ 50 MB",
+        met: f8.p99 <= 5 && (!naive8 || f8.p99 <= naive8.p99 / 3) && f8.rssGrowthMiB <= 50,
+      });
+    }
+    if (f64) {
+      rows.push({ benchmark: "64 × `seq 1 2000000` floods: host event loop", variant: `pi-jobs monitors, ${label}`, result: delay(f64), target: "p99 ≤ 10 ms", met: f64.p99 <= 10 });
+    }
+    const s = result[workers].sentinel as Sentinel | undefined;
+    if (s) {
+      rows.push({
+        benchmark: "one flood to a sentinel (median of 7)",
+        variant: `${label}: raw ${ms(s.raw)}, naive ${ms(s.naive)}`,
+        result: `monitor ${ms(s.monitor)} = ${(s.monitor / s.raw).toFixed(2)}× raw; exec_command ${ms(s.shell)} = ${(s.shell / s.raw).toFixed(2)}× raw`,
+        target: "monitor ≤ 2.0×, shell ≤ 1.5× raw",
+        met: s.monitor / s.raw <= 2 && s.shell / s.raw <= 1.5,
+      });
+    }
+    const g = result[workers].gib as Gib | undefined;
+    if (g) {
+      rows.push({
+        benchmark: "1 GiB through a monitor (exit mode)",
+        variant: `${label}: raw ${(g.raw / 1000).toFixed(2)} s`,
+        result: `${g.ok ? "success" : "**failed**"} in ${(g.monitor / 1000).toFixed(2)} s = ${(g.monitor / g.raw).toFixed(2)}× raw; host RSS +${g.rssGrowthMiB.toFixed(0)} MiB`,
+        target: "≤ 1.7× raw, RSS ≤ 40 MB",
+        met: g.ok && g.monitor / g.raw <= 1.7 && g.rssGrowthMiB <= 40,
+      });
+    }
+  }
+  if (naive8) rows.push({ benchmark: "8 floods, naive main-thread reader", variant: "baseline", result: delay(naive8), target: "baseline", met: null });
+  if (naive64) rows.push({ benchmark: "64 floods, naive main-thread reader", variant: "baseline", result: delay(naive64), target: "baseline", met: null });
+  const idle = result.source.idle as Delay | undefined;
+  if (idle) rows.push({ benchmark: "idle host, for reference", variant: "no jobs", result: delay(idle), target: "—", met: null });
+  return rows;
+}
+
+const scenarioArg = process.argv.find((arg) => arg.startsWith("--scenario="));
+if (scenarioArg) {
+  const name = scenarioArg.slice("--scenario=".length) as Scenario;
+  if (!SCENARIOS.includes(name)) throw new Error(`unknown scenario ${name}; known: ${SCENARIOS.join(", ")}`);
+  const value = await runScenario(name);
+  const rounded = JSON.parse(JSON.stringify(value, (_k, v: unknown) => (typeof v === "number" ? round(v, 2) : v)));
+  console.log(JSON.stringify(rounded));
+  process.exit(0);
+} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice(7).split(",") as Scenario[] | undefined;
+  const result = await benchDataPlane(only ?? SCENARIOS);
+  console.log(JSON.stringify(result, null, 2));
+  for (const row of dataPlaneRows(result)) console.log(`| ${row.benchmark} | ${row.variant} | ${row.result} | ${row.target} |`);
+}
