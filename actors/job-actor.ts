@@ -30,7 +30,7 @@ import { Comlink, createNodeEndpoint } from "./comlink-endpoint.ts";
 import { countNewlines } from "./framing.ts";
 import { openLogWriter, type LogWriter } from "./log-writer.ts";
 import type { MonitorEngine } from "./monitor-engine.ts";
-import { stopGroup } from "./process-group.ts";
+import { stopGroup, type StopOptions } from "./process-group.ts";
 import { spawnProcess, SpawnError, type ProcessIo } from "./process-io.ts";
 
 /** How long after the group is gone we still wait for the streams to close before abandoning them. */
@@ -105,6 +105,7 @@ class JobActor implements ActorControl {
   private timeout: ReturnType<typeof setTimeout> | null = null;
   private pendingStop: StopSignal | null = null;
   private processExited = false;
+  private exited: Promise<void> | null = null;
   private logReported = false;
 
   constructor(task: ActorTask, checks: ProtocolCheckers | null) {
@@ -162,9 +163,6 @@ class JobActor implements ActorControl {
     this.startedAtEpoch = Date.now();
     this.phase = "running";
     this.mailbox.send({ type: "spawned", pid: proc.pid, pgid: proc.pid, startedAt: this.startedAtEpoch, io: proc.kind });
-    if (this.pendingStop && this.cause) void this.requestStop(this.cause, this.pendingStop);
-
-    proc.onData((source, chunk) => this.onData(source, chunk));
     const exited = new Promise<void>((resolve) =>
       proc.onExit((code, signal) => {
         this.exitCode = code;
@@ -173,6 +171,10 @@ class JobActor implements ActorControl {
         resolve();
       }),
     );
+    this.exited = exited;
+    if (this.pendingStop && this.cause) void this.requestStop(this.cause, this.pendingStop);
+
+    proc.onData((source, chunk) => this.onData(source, chunk));
     const drained = new Promise<void>((resolve) => proc.onDrained(resolve));
     this.timeout = setTimeout(() => void this.requestStop("timeout", "SIGTERM"), this.spec.timeoutMs);
     this.injectFault();
@@ -186,7 +188,7 @@ class JobActor implements ActorControl {
     }
     // The shell is gone; reclaim descendants still in its group (they may hold our pipes open), unless a stop is
     // already doing exactly that.
-    const cleanup = await (this.stopping ?? stopGroup(proc.pid, { signal: "SIGTERM", graceMs: this.spec.killGraceMs }));
+    const cleanup = await (this.stopping ?? stopGroup(proc.pid, this.stopOptions("SIGTERM")));
     const closedInTime = await Promise.race([
       drained.then(() => true),
       delay(STREAM_CLOSE_WAIT_MS).then(() => false),
@@ -248,6 +250,17 @@ class JobActor implements ActorControl {
     });
   }
 
+  /** A stop reaches the group and whatever left it carrying the job's tag; it checks again when the leader exits. */
+  private stopOptions(signal: StopSignal): StopOptions {
+    return {
+      signal,
+      graceMs: this.spec.killGraceMs,
+      tag: this.spec.tag,
+      spawnedAt: this.startedAtEpoch ?? undefined,
+      leaderExit: this.exited ?? undefined,
+    };
+  }
+
   /** The first cause wins; later requests join the stop already under way. */
   private requestStop(cause: EndCause, signal: StopSignal) {
     if (this.phase === "ended") return Promise.resolve({ confirmed: true, escalated: false });
@@ -264,7 +277,7 @@ class JobActor implements ActorControl {
         this.readPaused = false;
         this.proc.resume();
       }
-      this.stopping = stopGroup(this.proc.pid, { signal, graceMs: this.spec.killGraceMs });
+      this.stopping = stopGroup(this.proc.pid, this.stopOptions(signal));
     }
     return this.stopping;
   }

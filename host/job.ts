@@ -245,7 +245,7 @@ export class Job implements JobHandle {
     if (this.final || this.takingOver) return;
     this.takingOver = true;
     let cleanup = { confirmed: true, escalated: false };
-    if (this.processId !== null) cleanup = await stopGroup(this.processId, { signal: "SIGKILL", graceMs: 0 });
+    if (this.processId !== null) cleanup = await stopGroup(this.processId, { signal: "SIGKILL", graceMs: 0, tag: this.spec.tag });
     if (this.final) return;
     // A hung thread without a terminal is ended now; one that owns a PTY is left alone, because ending it can abort
     // the whole process (platform.md). Its process group is already gone either way.

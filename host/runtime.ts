@@ -3,6 +3,7 @@
  * directory and log budget, and the capacity bound; the tool layers (monitors, shell jobs) build on its API
  * (host/runtime-api.ts) and never see a worker or a port.
  */
+import { randomBytes } from "node:crypto";
 import { createLogBudget, createSessionLogDir } from "../actors/log-writer.ts";
 import type { JobSpec } from "../mailbox/protocol.ts";
 import { Job } from "./job.ts";
@@ -51,6 +52,8 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   let pool: ActorPool | null = null;
   const live = new Map<string, Job>();
   let counter = 0;
+  /** Names this runtime in every job's tag (actors/job-tag.ts), so two Pi sessions never claim each other's processes. */
+  const runtimeId = randomBytes(6).toString("hex");
   const counters = { bytes: 0, lines: 0 };
   let closed = false;
   /** Hung threads that own a terminal: never terminated (platform.md), so the pool must not be destroyed under them. */
@@ -63,8 +66,10 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
     if (live.size >= capacity) throw new CapacityError(capacity);
     const dir = (logDir ??= createSessionLogDir());
     counter += 1;
+    const id = `${request.kind === "monitor" ? "monitor" : "job"}_${counter}`;
     const spec: JobSpec = {
-      id: `${request.kind === "monitor" ? "monitor" : "job"}_${counter}`,
+      id,
+      tag: `${runtimeId}/${id}`,
       command: request.command,
       shell: request.shell ?? defaultShell(),
       cwd: request.cwd,
