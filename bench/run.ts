@@ -9,12 +9,13 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { ensureCompiledWorkers } from "./compiled.ts";
 import { benchIngest, ingestRows, type IngestResult } from "./ingest.ts";
+import { benchLifecycle, lifecycleRows, type LifecycleResult } from "./lifecycle.ts";
 import { benchMemory, memoryRows, type MemoryResult } from "./memory.ts";
 import { benchResponsiveness, responsivenessRows, type ResponsivenessResult } from "./responsiveness.ts";
 import { machineFacts, sleep, type MachineFacts, type Row } from "./shared.ts";
 import { benchStart, startRows, type StartResult } from "./start.ts";
 
-const NAMES = ["ingest", "responsiveness", "start", "memory"] as const;
+const NAMES = ["ingest", "responsiveness", "start", "memory", "lifecycle"] as const;
 type Name = (typeof NAMES)[number];
 
 interface Results {
@@ -26,6 +27,7 @@ interface Results {
   responsiveness?: ResponsivenessResult;
   start?: StartResult;
   memory?: MemoryResult;
+  lifecycle?: LifecycleResult;
   table: Row[];
 }
 
@@ -79,7 +81,7 @@ async function main(): Promise<void> {
   const began = performance.now();
   const machine = machineFacts();
   console.error(`pi-jobs benchmarks: ${names.join(", ")} (Node ${machine.node}, ${machine.cpus} CPUs, load ${machine.loadAverage.join(" ")})`);
-  const needsCompiled = names.includes("start") || names.includes("memory");
+  const needsCompiled = names.includes("start") || names.includes("memory") || names.includes("lifecycle");
   const builtCompiledWorkers = needsCompiled ? ensureCompiledWorkers() : false;
   if (builtCompiledWorkers) console.error("built dist/ (compiled workers) first: it was older than the source");
 
@@ -90,6 +92,7 @@ async function main(): Promise<void> {
     if (name === "ingest") results.ingest = await benchIngest();
     else if (name === "responsiveness") results.responsiveness = await benchResponsiveness();
     else if (name === "start") results.start = await benchStart();
+    else if (name === "lifecycle") results.lifecycle = await benchLifecycle();
     else results.memory = await benchMemory();
     console.error(`  ${name} took ${((performance.now() - at) / 1000).toFixed(1)} s`);
     // Let the threads and processes of one benchmark wind down before the next one measures.
@@ -101,6 +104,7 @@ async function main(): Promise<void> {
     ...(results.responsiveness ? responsivenessRows(results.responsiveness) : []),
     ...(results.start ? startRows(results.start) : []),
     ...(results.memory ? memoryRows(results.memory) : []),
+    ...(results.lifecycle ? lifecycleRows(results.lifecycle) : []),
   ];
   const table = markdownTable(results.table);
   console.log(`${table}\n\n${machineLine(results)}`);

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { createLogBudget, createSessionLogDir } from "../actors/log-writer.ts";
+import { protocolCheckers } from "../mailbox/check.ts";
 import type { JobSpec } from "../mailbox/protocol.ts";
 import { Job } from "./job.ts";
 import { createActorPool, type ActorPool } from "./pool.ts";
@@ -81,6 +82,9 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       contract: request.contract ?? null,
       fault: request.fault ?? null,
     };
+    // The actor threads do not check messages (host/pool.ts): the spec is checked here, where a bad one is refused.
+    const invalid = checkMessages ? protocolCheckers().jobSpec(spec) : null;
+    if (invalid) throw new Error(`pi-jobs: invalid job spec: ${invalid}`);
     const job = new Job({
       spec,
       kind: request.kind,
