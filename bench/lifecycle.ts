@@ -19,9 +19,9 @@ import { withCompiledWorkers } from "./compiled.ts";
 import { benchRuntime, closeRuntime, jobRequest, monitorRequest, ms, round, sleep, summarize, waitFor, type Row, type Summary } from "./shared.ts";
 
 const SEQUENTIAL = 30;
-const FIRST_ON_WARM = 6;
+const FIRST_ON_WARM = 5;
 const BURST = 64;
-const BURST_REPEATS = 3;
+const BURST_REPEATS = 2;
 const SHORT_CONCURRENCY = 32;
 const shortJobs = (): number => Number(process.env.BENCH_SHORT_JOBS ?? 10_000);
 
@@ -131,7 +131,7 @@ async function firstOnWarm(): Promise<Summary> {
 async function burst(runtime: SupervisedRuntime): Promise<number> {
   const began = performance.now();
   const jobs: JobHandle[] = [];
-  for (let i = 0; i < BURST; i += 1) jobs.push(runtime.start(jobRequest("sleep 30", { killGraceMs: 200 })));
+  for (let i = 0; i < BURST; i += 1) jobs.push(runtime.start(jobRequest("sleep 300", { killGraceMs: 200 })));
   await waitFor(() => jobs.every((job) => job.phase() !== "starting"), 120_000, "all 64 processes");
   const took = performance.now() - began;
   const ended = jobs.find((job) => job.phase() === "ended");
@@ -161,7 +161,7 @@ async function plainBurst(): Promise<Summary> {
   const samples: number[] = [];
   for (let i = 0; i < BURST_REPEATS; i += 1) {
     const began = performance.now();
-    const children = Array.from({ length: BURST }, () => spawn("/bin/sh", ["-c", "sleep 30"], { stdio: "ignore", detached: true }));
+    const children = Array.from({ length: BURST }, () => spawn("/bin/sh", ["-c", "sleep 300"], { stdio: "ignore", detached: true }));
     await Promise.all(children.map((child) => new Promise((resolve) => child.once("spawn", resolve))));
     samples.push(performance.now() - began);
     for (const child of children) process.kill(-child.pid!, "SIGKILL");
