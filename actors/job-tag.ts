@@ -48,9 +48,7 @@ function readInteger(path: string): number | null {
 /** Whether `pid` may have been allocated since the window opened; true when that cannot be decided. */
 function pidFilter(window: PidWindow | undefined): (pid: number) => boolean {
   const all = () => true;
-  if (!window) return all;
-  const max = readPidMax();
-  if (max === null || Date.now() - window.spawnedAt >= (max / MAX_FORKS_PER_SECOND) * 1000) return all;
+  if (!window || !windowDecidable(window)) return all;
   const last = readInteger("/proc/sys/kernel/ns_last_pid");
   if (last === null) return all;
   const first = window.firstPid;
@@ -64,30 +62,57 @@ function pidFilter(window: PidWindow | undefined): (pid: number) => boolean {
  */
 export function taggedProcesses(tag: string, window?: PidWindow): number[] | null {
   if (!IS_LINUX) return null;
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return null;
+  const range = pidRange(window);
+  let candidates: number[];
+  if (range && range.length <= PROBE_LIMIT) {
+    // Few pids allocated since the leader: probing each costs less than listing /proc (a missing pid fails at once).
+    candidates = range;
+  } else {
+    let entries: string[];
+    try {
+      entries = readdirSync("/proc");
+    } catch {
+      return null;
+    }
+    const inWindow = pidFilter(window);
+    candidates = [];
+    for (const entry of entries) {
+      const first = entry.charCodeAt(0);
+      if (first < 48 || first > 57) continue;
+      const pid = Number(entry);
+      if (inWindow(pid)) candidates.push(pid);
+    }
   }
   const needle = Buffer.from(`${TAG_VARIABLE}=${tag}\0`, "latin1");
-  const inWindow = pidFilter(window);
   const found: number[] = [];
-  for (const entry of entries) {
-    const first = entry.charCodeAt(0);
-    if (first < 48 || first > 57) continue;
-    const pid = Number(entry);
-    if (pid === process.pid || !inWindow(pid)) continue;
+  for (const pid of candidates) {
+    if (pid === process.pid) continue;
     let environ: Buffer;
     try {
-      environ = readFileSync(`/proc/${entry}/environ`);
+      environ = readFileSync(`/proc/${pid}/environ`);
     } catch {
-      // Gone meanwhile, or another user's: not ours to find.
+      // No such process (any more), or another user's: not ours to find.
       continue;
     }
     if (carries(environ, needle)) found.push(pid);
   }
   return found.sort((a, b) => a - b);
+}
+
+/** Up to this many pids allocated since the leader are probed one by one instead of listing /proc. */
+const PROBE_LIMIT = 64;
+
+/** The pids allocated since the window opened, when there are at most PROBE_LIMIT of them and that is decidable. */
+function pidRange(window: PidWindow | undefined): number[] | null {
+  if (!window || !windowDecidable(window)) return null;
+  const last = readInteger("/proc/sys/kernel/ns_last_pid");
+  if (last === null || last < window.firstPid || last - window.firstPid >= PROBE_LIMIT) return null;
+  return Array.from({ length: last - window.firstPid + 1 }, (_, i) => window.firstPid + i);
+}
+
+function windowDecidable(window: PidWindow): boolean {
+  const max = readPidMax();
+  return max !== null && Date.now() - window.spawnedAt < (max / MAX_FORKS_PER_SECOND) * 1000;
 }
 
 /** The needle must be a whole entry: at the start of the block or right after a NUL. */

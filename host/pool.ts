@@ -24,6 +24,8 @@ export interface ActorPool {
 
 /** How long a thread above the warm ones may stay idle: the "recent" in "as many threads as the recent peak". */
 const IDLE_TIMEOUT_MS = 30_000;
+/** How long after a job took a thread the pool starts the threads that keep `warm` idle (see scheduleTopUp). */
+const TOP_UP_DELAY_MS = 25;
 
 export function createActorPool(options: { capacity: number; warm: number }): ActorPool {
   const maxThreads = options.capacity + options.warm;
@@ -71,6 +73,21 @@ export function createActorPool(options: { capacity: number; warm: number }): Ac
         });
     }
   };
+  /**
+   * A new thread's start costs tens of milliseconds of CPU (docs/decisions.md); on two cores, started in the same
+   * moment as the job that took the last idle thread, it competes with that job's own start. So the top-up waits
+   * until the job has had time to spawn, and the starts of one burst share one top-up.
+   */
+  let topUpTimer: ReturnType<typeof setTimeout> | null = null;
+  const scheduleTopUp = () => {
+    if (topUpTimer) return;
+    topUpTimer = setTimeout(() => {
+      topUpTimer = null;
+      topUp();
+    }, TOP_UP_DELAY_MS);
+    topUpTimer.unref();
+  };
+
   return {
     lastError: () => lastError,
     run(task, signal) {
@@ -80,7 +97,7 @@ export function createActorPool(options: { capacity: number; warm: number }): Ac
       // checkout — most of a burst's time there (docs/decisions.md).
       const unchecked: ActorTask = { ...task, checkMessages: false };
       const running = pool.run(unchecked, { transferList: [task.data, task.control], signal }) as Promise<ActorTaskResult>;
-      topUp();
+      scheduleTopUp();
       return running.finally(() => {
         jobs -= 1;
       });
@@ -88,6 +105,7 @@ export function createActorPool(options: { capacity: number; warm: number }): Ac
     threads: () => pool.threads.length,
     destroy: () => {
       warmFailed = true;
+      if (topUpTimer) clearTimeout(topUpTimer);
       return pool.destroy();
     },
   };
