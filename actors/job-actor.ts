@@ -34,7 +34,7 @@ import { openLogWriter, type LogWriter } from "./log-writer.ts";
 import { createRedactor } from "./redact.ts";
 import type { MonitorEngine } from "./monitor-engine.ts";
 import { createOutputWindow, type OutputWindow } from "./output-window.ts";
-import { stopGroup } from "./process-group.ts";
+import { stopGroup, type StopOptions } from "./process-group.ts";
 import { spawnProcess, SpawnError, type ProcessIo } from "./process-io.ts";
 import { createOutputText, type OutputText } from "./output-text.ts";
 import { ALL_UNREAD } from "./unread-output.ts";
@@ -97,6 +97,7 @@ class JobActor implements ActorControl {
   private pendingStop: StopSignal | null = null;
   private processExited = false;
   private exitSent = false;
+  private exited: Promise<void> | null = null;
   private logReported = false;
 
   constructor(task: ActorTask, checks: ProtocolCheckers | null) {
@@ -152,10 +153,6 @@ class JobActor implements ActorControl {
     // Published before any message: from here on the host can kill the group whatever this thread does next.
     this.cell.publishSpawn(proc.pid, proc.pid, this.startedAtEpoch);
     this.mailbox.send({ type: "spawned", pid: proc.pid, pgid: proc.pid, startedAt: this.startedAtEpoch, io: proc.kind });
-    if (this.cell.cancelRequested()) void this.requestStop("stopped", "SIGTERM");
-    else if (this.pendingStop && this.cause) void this.requestStop(this.cause, this.pendingStop);
-
-    proc.onData((source, chunk) => this.onData(source, chunk));
     const exited = new Promise<void>((resolve) =>
       proc.onExit((code, signal) => {
         this.exitCode = code;
@@ -164,6 +161,11 @@ class JobActor implements ActorControl {
         resolve();
       }),
     );
+    this.exited = exited;
+    if (this.cell.cancelRequested()) void this.requestStop("stopped", "SIGTERM");
+    else if (this.pendingStop && this.cause) void this.requestStop(this.cause, this.pendingStop);
+
+    proc.onData((source, chunk) => this.onData(source, chunk));
     const drained = new Promise<void>((resolve) => proc.onDrained(resolve));
     this.timeout = setTimeout(() => void this.requestStop("timeout", "SIGTERM"), this.spec.timeoutMs);
     this.injectFault();
@@ -177,7 +179,7 @@ class JobActor implements ActorControl {
     }
     // The shell is gone; reclaim descendants still in its group (they may hold our pipes open), unless a stop is
     // already doing exactly that.
-    const cleanup = await (this.stopping ?? stopGroup(proc.pid, { signal: "SIGTERM", graceMs: this.spec.killGraceMs }));
+    const cleanup = await (this.stopping ?? stopGroup(proc.pid, this.stopOptions("SIGTERM")));
     const closedInTime = await Promise.race([
       drained.then(() => true),
       delay(STREAM_CLOSE_WAIT_MS).then(() => false),
@@ -259,6 +261,17 @@ class JobActor implements ActorControl {
     this.mailbox.send({ type: "notice", kind: shouldPause ? "paused" : "resumed", detail: shouldPause ? "matcher" : null });
   }
 
+  /** A stop reaches the group and whatever left it carrying the job's tag; it checks again when the leader exits. */
+  private stopOptions(signal: StopSignal): StopOptions {
+    return {
+      signal,
+      graceMs: this.spec.killGraceMs,
+      tag: this.spec.tag,
+      spawnedAt: this.startedAtEpoch ?? undefined,
+      leaderExit: this.exited ?? undefined,
+    };
+  }
+
   /** The first cause wins; later requests join the stop already under way. */
   private requestStop(cause: EndCause, signal: StopSignal) {
     if (this.phase === "ended") return Promise.resolve({ confirmed: true, escalated: false });
@@ -277,7 +290,7 @@ class JobActor implements ActorControl {
         this.cell.setPaused(false);
         this.proc.resume();
       }
-      this.stopping = stopGroup(this.proc.pid, { signal, graceMs: this.spec.killGraceMs });
+      this.stopping = stopGroup(this.proc.pid, this.stopOptions(signal));
     }
     return this.stopping;
   }

@@ -10,6 +10,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { signalTagged, taggedProcesses } from "./job-tag.ts";
 
 export type GroupSignal = "SIGTERM" | "SIGKILL" | "SIGINT" | "SIGHUP" | "SIGQUIT";
 
@@ -98,20 +99,7 @@ function scanGroup(pgid: number): StatFields[] | null {
 /** Whether any member of the group that can still run (i.e. is not a zombie) exists. */
 export function groupAlive(pgid: number): boolean {
   checkGroup(pgid);
-  try {
-    process.kill(-pgid, 0);
-  } catch (error) {
-    if (errorCode(error) === "ESRCH") return false;
-    // EPERM: the group exists but is not ours to signal; it is alive for all we can tell.
-  }
-  if (!IS_LINUX) return true;
-  // The common case while waiting: the leader itself still runs. Only otherwise is all of /proc read.
-  const leader = readStat(String(pgid));
-  if (leader !== null && leader.pgrp === pgid && leader.state !== "Z") return true;
-  const members = scanGroup(pgid);
-  // Nothing visible although kill() answered: /proc hides it, or it just exited. Trust kill(); the next check settles.
-  if (members === null || members.length === 0) return true;
-  return members.some((member) => member.state !== "Z");
+  return new GroupWatch(pgid).alive();
 }
 
 /** Live (non-zombie) pids of the group, from /proc on Linux; [] elsewhere. */
@@ -124,46 +112,152 @@ export function groupMembers(pgid: number): number[] {
     .sort((a, b) => a - b);
 }
 
-/** Polls until the group is gone or `timeoutMs` passed, calling `beforeCheck` before every check after the first. */
-async function pollGone(pgid: number, timeoutMs: number, beforeCheck?: () => void): Promise<boolean> {
+/**
+ * One wait for a group to be gone. A check costs one `kill(-pgid, 0)` while the leader runs or once the group is
+ * gone — the common cases. Only when the group is alive although its leader is not (a descendant lingers, or only
+ * zombies remain) does /proc tell the rest, and then the members seen once are re-read rather than all of /proc: a
+ * zombie cannot fork, so the group can only have changed when a member it had is no longer running.
+ */
+class GroupWatch {
+  private members: number[] | null = null;
+  private readonly pgid: number;
+
+  constructor(pgid: number) {
+    this.pgid = pgid;
+  }
+
+  alive(): boolean {
+    try {
+      process.kill(-this.pgid, 0);
+    } catch (error) {
+      if (errorCode(error) === "ESRCH") return false;
+    }
+    if (!IS_LINUX) return true;
+    const leader = readStat(String(this.pgid));
+    if (leader !== null && leader.pgrp === this.pgid && leader.state !== "Z") return true;
+    if (this.members !== null && this.members.some((pid) => runsInGroup(pid, this.pgid))) return true;
+    const members = scanGroup(this.pgid);
+    // Nothing visible although kill() answered: /proc hides it, or it just exited. Trust kill(); the next check settles.
+    if (members === null || members.length === 0) {
+      this.members = null;
+      return true;
+    }
+    const running = members.filter((member) => member.state !== "Z").map((member) => member.pid);
+    this.members = running;
+    return running.length > 0;
+  }
+}
+
+function runsInGroup(pid: number, pgid: number): boolean {
+  const stat = readStat(String(pid));
+  return stat !== null && stat.pgrp === pgid && stat.state !== "Z";
+}
+
+/** What may still run of a job: its group, and (when tagged) the processes that left the group carrying its tag. */
+interface Remains {
+  group: boolean;
+  /** Tagged pids still running; null when they cannot be known (no /proc). */
+  tagged: number[] | null;
+}
+
+const allGone = (left: Remains): boolean => !left.group && left.tagged !== null && left.tagged.length === 0;
+
+/**
+ * Waits until nothing of the job runs (or nothing more can be learnt) or `timeoutMs` passed; `onStill` runs after
+ * every check that found something. A check follows the pause (5 ms doubling to 50 ms) or the leader's exit,
+ * whichever comes first, so the common stop — the leader dies of the signal and takes its group with it — is seen
+ * when it happens rather than at the next poll.
+ */
+async function waitGone(
+  remains: () => Remains,
+  timeoutMs: number,
+  leaderExit: Promise<unknown> | undefined,
+  onStill?: (left: Remains) => void,
+): Promise<Remains> {
   const deadline = performance.now() + Math.max(0, timeoutMs);
   let pause = POLL_START_MS;
+  let exit = leaderExit?.then(() => {
+    exit = undefined;
+  });
   for (;;) {
-    if (!groupAlive(pgid)) return true;
-    const left = deadline - performance.now();
-    if (left <= 0) return false;
-    await sleep(Math.min(pause, left));
+    const left = remains();
+    if (allGone(left) || (!left.group && left.tagged === null)) return left;
+    onStill?.(left);
+    const time = deadline - performance.now();
+    if (time <= 0) return left;
+    const nap = new AbortController();
+    const napped = sleep(Math.min(pause, time), undefined, { signal: nap.signal }).catch(() => {});
+    await (exit ? Promise.race([napped, exit]) : napped);
+    nap.abort();
     pause = Math.min(pause * 2, POLL_CAP_MS);
-    beforeCheck?.();
   }
 }
 
 /** Resolves true once the group is gone, false if it is still alive after `timeoutMs`. */
-export function waitGroupGone(pgid: number, timeoutMs: number): Promise<boolean> {
+export async function waitGroupGone(pgid: number, timeoutMs: number): Promise<boolean> {
   checkGroup(pgid);
-  return pollGone(pgid, timeoutMs);
+  const watch = new GroupWatch(pgid);
+  const left = await waitGone(() => ({ group: watch.alive(), tagged: [] }), timeoutMs, undefined);
+  return !left.group;
+}
+
+export interface StopOptions {
+  signal?: GroupSignal;
+  graceMs: number;
+  confirmMs?: number;
+  /**
+   * The job's tag (actors/job-tag.ts): processes that left the group but carry it get the group's signals, and the
+   * stop is confirmed only once none remains. Where environments cannot be read it is never confirmed.
+   */
+  tag?: string;
+  /** Epoch ms when the leader was spawned: lets the tag scan read only processes started since (job-tag.ts). */
+  spawnedAt?: number;
+  /** Settles when the leader (the job's direct child) exited: the wait checks then instead of at the next poll. */
+  leaderExit?: Promise<unknown>;
 }
 
 /**
  * Stops the group: `signal` (SIGTERM by default), up to `graceMs` for it to go, then SIGKILL to the whole group —
  * also when the direct child already exited, since what remains may ignore the first signal — and up to `confirmMs`
- * for the group to be gone. `confirmed` is false only if something of the group still runs after all that.
+ * for the group to be gone. With a tag, the processes that left the group carrying it get the same signals.
+ * `confirmed` is false if anything of the job still runs after all that, or if it cannot be known.
  */
-export async function stopGroup(
-  pgid: number,
-  options: { signal?: GroupSignal; graceMs: number; confirmMs?: number },
-): Promise<{ confirmed: boolean; escalated: boolean }> {
+export async function stopGroup(pgid: number, options: StopOptions): Promise<{ confirmed: boolean; escalated: boolean }> {
   checkGroup(pgid);
   const signal = options.signal ?? "SIGTERM";
   const confirmMs = options.confirmMs ?? 5000;
-  if (!groupAlive(pgid)) return { confirmed: true, escalated: false };
-  signalGroup(pgid, signal);
+  const watch = new GroupWatch(pgid);
+  const { tag, leaderExit } = options;
+  const window = options.spawnedAt === undefined ? undefined : { firstPid: pgid, spawnedAt: options.spawnedAt };
+  // Tagged processes are looked for only once the group is gone: until then the group's signal reaches its own
+  // members, and a check costs one kill(0). What left the group is signalled when the scan finds it.
+  const remains = (): Remains => {
+    const group = watch.alive();
+    return { group, tagged: tag === undefined || group ? [] : taggedProcesses(tag, window) };
+  };
+  const killAll = (left: Remains) => {
+    if (left.group) signalGroup(pgid, "SIGKILL");
+    signalTagged(left.tagged ?? [], "SIGKILL");
+  };
+
+  const first = remains();
+  if (allGone(first)) return { confirmed: true, escalated: false };
+  if (first.group) signalGroup(pgid, signal);
   if (signal === "SIGKILL") {
-    return { confirmed: await pollGone(pgid, confirmMs, () => signalGroup(pgid, "SIGKILL")), escalated: false };
+    return { confirmed: allGone(await waitGone(remains, confirmMs, leaderExit, killAll)), escalated: false };
   }
-  if (await pollGone(pgid, options.graceMs)) return { confirmed: true, escalated: false };
-  signalGroup(pgid, "SIGKILL");
+  const signalled = new Set<number>();
+  const termEscapees = (left: Remains) => {
+    const fresh = (left.tagged ?? []).filter((pid) => !signalled.has(pid));
+    for (const pid of fresh) signalled.add(pid);
+    signalTagged(fresh, signal);
+  };
+  let left = await waitGone(remains, options.graceMs, leaderExit, termEscapees);
+  if (allGone(left)) return { confirmed: true, escalated: false };
+  if (!left.group && left.tagged === null) return { confirmed: false, escalated: false };
   // SIGKILL is repeated on every check: harmless to members already dying, and a stop that must leave nothing
   // running should not rest on a single delivery.
-  return { confirmed: await pollGone(pgid, confirmMs, () => signalGroup(pgid, "SIGKILL")), escalated: true };
+  killAll(left);
+  left = await waitGone(remains, confirmMs, leaderExit, killAll);
+  return { confirmed: allGone(left), escalated: true };
 }

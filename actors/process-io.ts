@@ -8,6 +8,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { JobIo, SourceName } from "../mailbox/protocol.ts";
+import { TAG_VARIABLE } from "./job-tag.ts";
 import { groupAlive } from "./process-group.ts";
 
 export interface ProcessIo {
@@ -44,6 +45,14 @@ export interface SpawnRequest {
   cwd: string;
   env: Record<string, string> | null;
   io: JobIo;
+  /** The job's tag, set as PI_JOBS_JOB for the process and everything it starts (actors/job-tag.ts). */
+  tag: string;
+}
+
+/** The process's environment: the requested one (or the host's), tagged with the job. */
+function taggedEnv(request: SpawnRequest): Record<string, string> {
+  const base = request.env ?? (process.env as Record<string, string>);
+  return { ...base, [TAG_VARIABLE]: request.tag };
 }
 
 /** Checks what would otherwise fail inside the child with a misleading error. */
@@ -83,7 +92,7 @@ export async function spawnProcess(request: SpawnRequest): Promise<ProcessIo> {
 function spawnPipes(request: SpawnRequest, withStdin: boolean): Promise<ProcessIo> {
   const child: ChildProcess = spawnChild(request.shell, ["-c", request.command], {
     cwd: request.cwd,
-    env: request.env ?? process.env,
+    env: taggedEnv(request),
     // A new session and process group: the pid is the pgid, and signals to -pgid reach every descendant.
     detached: true,
     stdio: [withStdin ? "pipe" : "ignore", "pipe", "pipe"],
@@ -159,7 +168,7 @@ async function spawnPty(request: SpawnRequest, io: { cols: number; rows: number 
       cols: io.cols,
       rows: io.rows,
       cwd: request.cwd,
-      env: (request.env ?? process.env) as Record<string, string>,
+      env: taggedEnv(request),
       // Raw bytes: decoding belongs to our framing, which handles sequences split across reads.
       encoding: null,
     });

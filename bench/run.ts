@@ -10,12 +10,13 @@ import { fileURLToPath } from "node:url";
 import { ensureCompiledWorkers } from "./compiled.ts";
 import { benchDataPlane, dataPlaneRows, type DataPlaneResult } from "./dataplane.ts";
 import { benchIngest, ingestRows, type IngestResult } from "./ingest.ts";
+import { benchLifecycle, lifecycleRows, type LifecycleResult } from "./lifecycle.ts";
 import { benchMemory, memoryRows, type MemoryResult } from "./memory.ts";
 import { benchResponsiveness, responsivenessRows, type ResponsivenessResult } from "./responsiveness.ts";
 import { machineFacts, sleep, type MachineFacts, type Row } from "./shared.ts";
 import { benchStart, startRows, type StartResult } from "./start.ts";
 
-const NAMES = ["ingest", "responsiveness", "dataplane", "start", "memory"] as const;
+const NAMES = ["ingest", "responsiveness", "dataplane", "start", "memory", "lifecycle"] as const;
 type Name = (typeof NAMES)[number];
 
 interface Results {
@@ -28,6 +29,7 @@ interface Results {
   dataplane?: DataPlaneResult;
   start?: StartResult;
   memory?: MemoryResult;
+  lifecycle?: LifecycleResult;
   table: Row[];
 }
 
@@ -81,7 +83,7 @@ async function main(): Promise<void> {
   const began = performance.now();
   const machine = machineFacts();
   console.error(`pi-jobs benchmarks: ${names.join(", ")} (Node ${machine.node}, ${machine.cpus} CPUs, load ${machine.loadAverage.join(" ")})`);
-  const needsCompiled = names.includes("start") || names.includes("memory") || names.includes("dataplane");
+  const needsCompiled = ["start", "memory", "dataplane", "lifecycle"].some((name) => names.includes(name as (typeof NAMES)[number]));
   const builtCompiledWorkers = needsCompiled ? ensureCompiledWorkers() : false;
   if (builtCompiledWorkers) console.error("built dist/ (compiled workers) first: it was older than the source");
 
@@ -93,6 +95,7 @@ async function main(): Promise<void> {
     else if (name === "responsiveness") results.responsiveness = await benchResponsiveness();
     else if (name === "dataplane") results.dataplane = await benchDataPlane();
     else if (name === "start") results.start = await benchStart();
+    else if (name === "lifecycle") results.lifecycle = await benchLifecycle();
     else results.memory = await benchMemory();
     console.error(`  ${name} took ${((performance.now() - at) / 1000).toFixed(1)} s`);
     // Let the threads and processes of one benchmark wind down before the next one measures.
@@ -105,6 +108,7 @@ async function main(): Promise<void> {
     ...(results.dataplane ? dataPlaneRows(results.dataplane) : []),
     ...(results.start ? startRows(results.start) : []),
     ...(results.memory ? memoryRows(results.memory) : []),
+    ...(results.lifecycle ? lifecycleRows(results.lifecycle) : []),
   ];
   const table = markdownTable(results.table);
   console.log(`${table}\n\n${machineLine(results)}`);

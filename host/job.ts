@@ -380,7 +380,7 @@ export class Job implements JobHandle {
     if (state === "spawning") state = await this.cell.changed("spawning", SPAWN_PUBLISH_WAIT_MS);
     const pgid = this.cell.pgid();
     let cleanup = { confirmed: state !== "spawning", escalated: false };
-    if (pgid !== null) cleanup = await stopGroup(pgid, { signal: "SIGKILL", graceMs: 0 });
+    if (pgid !== null) cleanup = await stopGroup(pgid, { signal: "SIGKILL", graceMs: 0, tag: this.spec.tag });
     if (this.final) return;
     // A hung thread without a terminal is ended now; one that owns a PTY is left alone, because ending it can abort
     // the whole process (platform.md), and so is one still inside spawn(). Its process group is gone either way.

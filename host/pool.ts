@@ -1,6 +1,11 @@
 /**
  * The warm pool job actors run in. A job is one long piscina task that holds its mailbox ports, so a new job
  * starts on a thread that is already running instead of paying a worker start (55–119 ms, platform.md).
+ *
+ * Threads are made ahead of demand: whenever a job takes a thread, the pool starts enough new ones that `warm`
+ * threads stay idle, each loaded with the actor's whole module graph (actors/actor-thread.ts) before a job is
+ * given to it. After a burst the threads it needed stay for `idleTimeout`, so the next burst of the
+ * same size starts on loaded threads too; an idle pool shrinks back to `warm`.
  */
 import { Piscina } from "piscina";
 import type { ActorTaskResult } from "../actors/job-actor.ts";
@@ -17,17 +22,23 @@ export interface ActorPool {
   destroy(): Promise<void>;
 }
 
+/** How long a thread above the warm ones may stay idle: the "recent" in "as many threads as the recent peak". */
+const IDLE_TIMEOUT_MS = 30_000;
+/** How long after a job took a thread the pool starts the threads that keep `warm` idle (see scheduleTopUp). */
+const TOP_UP_DELAY_MS = 25;
+
 export function createActorPool(options: { capacity: number; warm: number }): ActorPool {
-  const pool = new Piscina<ActorTask, ActorTaskResult>({
-    filename: workerUrl("job-actor").href,
+  const maxThreads = options.capacity + options.warm;
+  const pool = new Piscina<ActorTask | null, ActorTaskResult | undefined>({
+    filename: workerUrl("actor-thread").href,
     minThreads: options.warm,
     // One thread per job, plus room so that the warm threads are not the last ones.
-    maxThreads: options.capacity + options.warm,
+    maxThreads,
     concurrentTasksPerWorker: 1,
     // Between tasks a worker must keep its event loop turning (not block in Atomics.wait), so that anything a
     // finished job left behind, such as a PTY's last callbacks, completes before the thread is reused.
     atomics: "disabled",
-    idleTimeout: 30_000,
+    idleTimeout: IDLE_TIMEOUT_MS,
   });
   // An idle worker that fails (e.g. its module cannot load) has no task to fail with, so piscina emits the error
   // on the pool; unheard, that would throw on Pi's thread. Jobs started on such a pool fail with the same error.
@@ -35,12 +46,67 @@ export function createActorPool(options: { capacity: number; warm: number }): Ac
   pool.on("error", (error: Error) => {
     lastError = error;
   });
+
+  let jobs = 0;
+  let warming = 0;
+  /** A warm task that failed (its thread could not load, or the pool is being destroyed) stops the warming. */
+  let warmFailed = false;
+  /**
+   * Keeps `warm` threads idle beyond the running jobs. A warm task (which does nothing) is queued like a job: it
+   * takes an idle thread if there is one, and otherwise makes piscina start a thread for it, which loads the actor
+   * module, runs the task and is then idle, ready for the next job. So when fewer than `warm` threads are idle,
+   * `warm` warm tasks in flight cover the idle ones and start the missing threads.
+   */
+  const topUp = () => {
+    const idle = pool.threads.length - jobs - warming;
+    if (idle >= options.warm) return;
+    const missing = Math.min(options.warm, maxThreads - jobs) - warming;
+    for (let i = 0; i < missing && !warmFailed; i += 1) {
+      warming += 1;
+      pool
+        .run(null, { name: "warm" })
+        .catch(() => {
+          warmFailed = true;
+        })
+        .finally(() => {
+          warming -= 1;
+        });
+    }
+  };
+  /**
+   * A new thread's start costs tens of milliseconds of CPU (docs/decisions.md); on two cores, started in the same
+   * moment as the job that took the last idle thread, it competes with that job's own start. So the top-up waits
+   * until the job has had time to spawn, and the starts of one burst share one top-up.
+   */
+  let topUpTimer: ReturnType<typeof setTimeout> | null = null;
+  const scheduleTopUp = () => {
+    if (topUpTimer) return;
+    topUpTimer = setTimeout(() => {
+      topUpTimer = null;
+      topUp();
+    }, TOP_UP_DELAY_MS);
+    topUpTimer.unref();
+  };
+
   return {
     lastError: () => lastError,
     run(task, signal) {
-      return pool.run(task, { transferList: [task.data, task.control], signal });
+      jobs += 1;
+      // Threads never check messages themselves: the host checks every message of the data port in both directions
+      // (and the spec before it starts the job), and compiling the checks cost each new thread ~0.4 s of CPU in a
+      // checkout — most of a burst's time there (docs/decisions.md).
+      const unchecked: ActorTask = { ...task, checkMessages: false };
+      const running = pool.run(unchecked, { transferList: [task.data, task.control], signal }) as Promise<ActorTaskResult>;
+      scheduleTopUp();
+      return running.finally(() => {
+        jobs -= 1;
+      });
     },
     threads: () => pool.threads.length,
-    destroy: () => pool.destroy(),
+    destroy: () => {
+      warmFailed = true;
+      if (topUpTimer) clearTimeout(topUpTimer);
+      return pool.destroy();
+    },
   };
 }

@@ -3,11 +3,13 @@
  * directory and log budget, and the capacity bound; the tool layers (monitors, shell jobs) build on its API
  * (host/runtime-api.ts) and never see a worker or a port.
  */
+import { randomBytes } from "node:crypto";
 import { appendFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { createLogBudget, createSessionLogDir } from "../actors/log-writer.ts";
 import { redactionEnabled } from "../actors/redact.ts";
+import { protocolCheckers } from "../mailbox/check.ts";
 import type { JobSpec } from "../mailbox/protocol.ts";
 import { Job } from "./job.ts";
 import { createActorPool, type ActorPool } from "./pool.ts";
@@ -61,6 +63,8 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   let counter = 0;
   /** Output of the jobs that have ended; a live job's own figures are read from its cell. */
   const endedTotals = { bytes: 0, lines: 0 };
+  /** Names this runtime in every job's tag (actors/job-tag.ts), so two Pi sessions never claim each other's processes. */
+  const runtimeId = randomBytes(6).toString("hex");
   let closed = false;
   /**
    * Threads the supervisor could not end: a hung one that owns a terminal (platform.md) or one still inside spawn.
@@ -75,8 +79,10 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
     if (live.size >= capacity) throw new CapacityError(capacity);
     const dir = (logDir ??= createSessionLogDir());
     counter += 1;
+    const id = `${request.kind === "monitor" ? "monitor" : "job"}_${counter}`;
     const spec: JobSpec = {
-      id: `${request.kind === "monitor" ? "monitor" : "job"}_${counter}`,
+      id,
+      tag: `${runtimeId}/${id}`,
       command: request.command,
       shell: request.shell ?? defaultShell(),
       cwd: request.cwd,
@@ -92,6 +98,9 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       redact: redactionEnabled(process.env),
       fault: request.fault ?? null,
     };
+    // The actor threads do not check messages (host/pool.ts): the spec is checked here, where a bad one is refused.
+    const invalid = checkMessages ? protocolCheckers().jobSpec(spec) : null;
+    if (invalid) throw new Error(`pi-jobs: invalid job spec: ${invalid}`);
     const job = new Job({
       spec,
       kind: request.kind,

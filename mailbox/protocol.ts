@@ -49,6 +49,8 @@ export type LogSpec = Static<typeof LogSpec>;
 export const JobSpec = Type.Object(
   {
     id: Type.String({ minLength: 1 }),
+    /** `<runtime>/<job>`: set as PI_JOBS_JOB in every process the job starts, so its descendants can be found. */
+    tag: Type.String({ minLength: 1 }),
     command: Type.String({ minLength: 1 }),
     /** Program that runs `command` as `shell -c command`. */
     shell: Type.String({ minLength: 1 }),

@@ -258,12 +258,15 @@ describe("job runtime", () => {
     expect(() => runtime!.start(shellJob("sleep 30"))).toThrow(/capacity reached: 2 jobs/);
   });
 
-  it("runs 64 concurrent actors, then shutdown leaves no process and no worker", async () => {
+  it("runs 64 concurrent actors, refuses a 65th, then shutdown leaves no process and no worker", async () => {
     runtime = runtimeFor();
     const jobs = Array.from({ length: 64 }, (_, i) => runtime!.start(shellJob(`echo job-${i}; sleep 60`)));
     await waitFor(() => jobs.every((job) => job.phase() === "running"), 60_000, "all 64 spawned");
     const groups = jobs.map((job) => job.pgid()!);
     expect(runtime.threads()).toBeGreaterThanOrEqual(64);
+    // The 65th is refused while the 64 processes really exist (seen in the process table, not only in our state).
+    for (const pgid of groups) expect(groupGone(pgid)).toBe(false);
+    expect(() => runtime!.start(shellJob("echo 65th"))).toThrow(/capacity reached: 64 jobs/);
     await runtime.shutdown();
     for (const pgid of groups) expect(groupGone(pgid)).toBe(true);
     expect(runtime.threads()).toBe(0);

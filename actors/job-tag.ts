@@ -1,0 +1,138 @@
+/**
+ * The job tag: every process a job starts carries `PI_JOBS_JOB=<runtime>/<job>` in its environment, and its
+ * descendants inherit it. A descendant that leaves the job's process group (`setsid`, `setpgid`) is out of reach of
+ * `kill(-pgid)`, but it still carries the tag, so on Linux `/proc/<pid>/environ` finds it.
+ *
+ * What still escapes: a process that clears or rewrites its environment before exec (`env -i`, a daemon that
+ * re-executes itself with a fresh environment), and processes of another user. Elsewhere than Linux no
+ * environment of another process can be read, and the scan says so (null) rather than "none".
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+/** The variable that names a process's job. */
+export const TAG_VARIABLE = "PI_JOBS_JOB";
+
+const IS_LINUX = process.platform === "linux";
+
+/** Where the scan may look: only pids allocated since the job's first process, when that is still decidable. */
+export interface PidWindow {
+  /** The job's first pid (the group leader): every tagged process was forked after it. */
+  firstPid: number;
+  /** Epoch milliseconds when that process was spawned. */
+  spawnedAt: number;
+}
+
+/**
+ * The fastest sustained fork rate we assume (processes per second, machine-wide). Within pid_max / this many
+ * seconds of the leader's spawn the pid counter cannot have come round to the leader's pid again, so the pids
+ * allocated since are exactly the cyclic range (leader, last allocated]. Later than that, the scan reads every
+ * process: slower, never wrong.
+ */
+const MAX_FORKS_PER_SECOND = 100_000;
+
+let pidMax: number | null | undefined;
+function readPidMax(): number | null {
+  if (pidMax === undefined) pidMax = readInteger("/proc/sys/kernel/pid_max");
+  return pidMax;
+}
+
+function readInteger(path: string): number | null {
+  try {
+    const value = Number.parseInt(readFileSync(path, "latin1"), 10);
+    return Number.isSafeInteger(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether `pid` may have been allocated since the window opened; true when that cannot be decided. */
+function pidFilter(window: PidWindow | undefined): (pid: number) => boolean {
+  const all = () => true;
+  if (!window || !windowDecidable(window)) return all;
+  const last = readInteger("/proc/sys/kernel/ns_last_pid");
+  if (last === null) return all;
+  const first = window.firstPid;
+  // The counter wrapped at most once since `first`: the range is [first, max) followed by [0, last].
+  return last >= first ? (pid) => pid >= first && pid <= last : (pid) => pid >= first || pid <= last;
+}
+
+/**
+ * Pids of the processes that carry the tag (zombies excluded: their environment is gone with their memory);
+ * null where environments cannot be read (not Linux, or no /proc).
+ */
+export function taggedProcesses(tag: string, window?: PidWindow): number[] | null {
+  if (!IS_LINUX) return null;
+  const range = pidRange(window);
+  let candidates: number[];
+  if (range && range.length <= PROBE_LIMIT) {
+    // Few pids allocated since the leader: probing each costs less than listing /proc (a missing pid fails at once).
+    candidates = range;
+  } else {
+    let entries: string[];
+    try {
+      entries = readdirSync("/proc");
+    } catch {
+      return null;
+    }
+    const inWindow = pidFilter(window);
+    candidates = [];
+    for (const entry of entries) {
+      const first = entry.charCodeAt(0);
+      if (first < 48 || first > 57) continue;
+      const pid = Number(entry);
+      if (inWindow(pid)) candidates.push(pid);
+    }
+  }
+  const needle = Buffer.from(`${TAG_VARIABLE}=${tag}\0`, "latin1");
+  const found: number[] = [];
+  for (const pid of candidates) {
+    if (pid === process.pid) continue;
+    let environ: Buffer;
+    try {
+      environ = readFileSync(`/proc/${pid}/environ`);
+    } catch {
+      // No such process (any more), or another user's: not ours to find.
+      continue;
+    }
+    if (carries(environ, needle)) found.push(pid);
+  }
+  return found.sort((a, b) => a - b);
+}
+
+/** Up to this many pids allocated since the leader are probed one by one instead of listing /proc. */
+const PROBE_LIMIT = 64;
+
+/** The pids allocated since the window opened, when there are at most PROBE_LIMIT of them and that is decidable. */
+function pidRange(window: PidWindow | undefined): number[] | null {
+  if (!window || !windowDecidable(window)) return null;
+  const last = readInteger("/proc/sys/kernel/ns_last_pid");
+  if (last === null || last < window.firstPid || last - window.firstPid >= PROBE_LIMIT) return null;
+  return Array.from({ length: last - window.firstPid + 1 }, (_, i) => window.firstPid + i);
+}
+
+function windowDecidable(window: PidWindow): boolean {
+  const max = readPidMax();
+  return max !== null && Date.now() - window.spawnedAt < (max / MAX_FORKS_PER_SECOND) * 1000;
+}
+
+/** The needle must be a whole entry: at the start of the block or right after a NUL. */
+function carries(environ: Buffer, needle: Buffer): boolean {
+  for (let at = environ.indexOf(needle); at >= 0; at = environ.indexOf(needle, at + 1)) {
+    if (at === 0 || environ[at - 1] === 0) return true;
+  }
+  return false;
+}
+
+/** Signals every tagged process; returns how many were signalled. */
+export function signalTagged(pids: readonly number[], signal: NodeJS.Signals): number {
+  let signalled = 0;
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+      signalled += 1;
+    } catch {
+      // ESRCH: it exited meanwhile. EPERM: it is no longer ours (its pid was reused by another user).
+    }
+  }
+  return signalled;
+}

@@ -1,0 +1,327 @@
+/**
+ * Lifecycle: what a job costs from the start call to its result, beside a plain `child_process.spawn` of the same
+ * command measured in the same run, with workers from TypeScript source (a checkout) and compiled (as installed).
+ *
+ * - start → result: 30 sequential `echo DONE` on a warm pool (shell jobs and monitors), and the spawn → 'close' of
+ *   the same command;
+ * - first job on a warm thread: a fresh runtime, its warm threads started and given time to load, then one job;
+ * - burst: 64 jobs started in one tick, until all 64 processes exist (the `spawned` state), on a fresh runtime and
+ *   again on the same runtime right after (its threads kept from the first burst), beside 64 plain spawns;
+ * - short jobs: `BENCH_SHORT_JOBS` (default 10,000) monitors of `echo`, 32 at a time: wall time and CPU (this
+ *   process's threads plus its reaped children), beside plain spawns of the same.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import type { JobHandle } from "../host/runtime-api.ts";
+import type { SupervisedRuntime } from "../host/runtime.ts";
+import { withCompiledWorkers } from "./compiled.ts";
+import { benchRuntime, closeRuntime, jobRequest, monitorRequest, ms, round, sleep, summarize, waitFor, type Row, type Summary } from "./shared.ts";
+
+const SEQUENTIAL = 30;
+const FIRST_ON_WARM = 5;
+const BURST = 64;
+const BURST_REPEATS = 2;
+const SHORT_CONCURRENCY = 32;
+const shortJobs = (): number => Number(process.env.BENCH_SHORT_JOBS ?? 10_000);
+
+export const TARGETS = {
+  startToResult: 1.5,
+  firstOnWarm: 2,
+  burstInstalledMs: 1000,
+  burstCheckoutMs: 2000,
+  shortJobs: 2,
+};
+
+export interface CpuWall {
+  jobs: number;
+  wallMs: number;
+  cpuMs: number;
+}
+
+export interface LifecycleVariant {
+  workers: "source" | "compiled";
+  shellStartToResult: Summary;
+  monitorStartToResult: Summary;
+  firstOnWarm: Summary;
+  burstFresh: Summary;
+  burstAgain: Summary;
+  shortMonitors: CpuWall;
+}
+
+export interface LifecycleResult {
+  spawnToClose: Summary;
+  burstSpawn: Summary;
+  shortSpawn: CpuWall;
+  variants: LifecycleVariant[];
+}
+
+/** CPU of this process (every thread) plus the children it reaped, in ms; children from /proc (Linux). */
+function cpuMs(): number {
+  const own = process.cpuUsage();
+  let children = 0;
+  try {
+    const stat = readFileSync("/proc/self/stat", "latin1");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    children = (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    // Not Linux: the children's share is not counted on either side.
+  }
+  return (own.user + own.system) / 1000 + children;
+}
+
+function plainEcho(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("/bin/sh", ["-c", "echo DONE"], { cwd: tmpdir(), stdio: ["ignore", "pipe", "pipe"], detached: true });
+    child.stdout.resume();
+    child.stderr.resume();
+    child.once("error", reject);
+    child.once("close", () => resolve());
+  });
+}
+
+async function timedPlainEcho(): Promise<number> {
+  const began = performance.now();
+  await plainEcho();
+  return performance.now() - began;
+}
+
+async function startToResult(runtime: SupervisedRuntime, kind: "shell" | "monitor"): Promise<number> {
+  const request = kind === "shell" ? jobRequest("echo DONE") : monitorRequest("echo DONE");
+  const job = runtime.start(request);
+  const result = await job.done;
+  if (result.cause !== "exit") throw new Error(`echo job ended with ${result.cause}: ${result.message ?? ""}`);
+  return performance.now() - job.requestedAt;
+}
+
+async function sequential(runtime: SupervisedRuntime, kind: "shell" | "monitor"): Promise<Summary> {
+  const samples: number[] = [];
+  for (let i = 0; i < SEQUENTIAL + 3; i += 1) {
+    // A pause between starts, as between two tool calls: the previous job's thread is back in the pool.
+    await sleep(30);
+    const took = await startToResult(runtime, kind);
+    if (i >= 3) samples.push(took);
+  }
+  return summarize(samples);
+}
+
+/** A fresh runtime whose warm threads have had time to load, so the measured start is the first on its thread. */
+async function loadedRuntime(): Promise<SupervisedRuntime> {
+  const runtime = benchRuntime();
+  runtime.warmUp();
+  await waitFor(() => runtime.threads() >= 2, 30_000, "warm threads");
+  await sleep(1500);
+  return runtime;
+}
+
+async function firstOnWarm(): Promise<Summary> {
+  const samples: number[] = [];
+  for (let i = 0; i < FIRST_ON_WARM; i += 1) {
+    const runtime = await loadedRuntime();
+    try {
+      samples.push(await startToResult(runtime, "monitor"));
+    } finally {
+      await closeRuntime(runtime);
+    }
+  }
+  return summarize(samples);
+}
+
+/** Starts 64 jobs in one tick; resolves with the ms until every one is past `starting` (its process exists). */
+async function burst(runtime: SupervisedRuntime): Promise<number> {
+  const began = performance.now();
+  const jobs: JobHandle[] = [];
+  for (let i = 0; i < BURST; i += 1) jobs.push(runtime.start(jobRequest("sleep 300", { killGraceMs: 200 })));
+  await waitFor(() => jobs.every((job) => job.phase() !== "starting"), 120_000, "all 64 processes");
+  const took = performance.now() - began;
+  const ended = jobs.find((job) => job.phase() === "ended");
+  if (ended) throw new Error(`a burst job ended before it was measured: ${ended.result()?.cause} ${ended.result()?.message ?? ""}`);
+  await Promise.all(jobs.map((job) => job.stop("SIGKILL")));
+  return took;
+}
+
+async function bursts(): Promise<{ fresh: Summary; again: Summary }> {
+  const fresh: number[] = [];
+  const again: number[] = [];
+  for (let i = 0; i < BURST_REPEATS; i += 1) {
+    const runtime = await loadedRuntime();
+    try {
+      fresh.push(await burst(runtime));
+      await sleep(500);
+      again.push(await burst(runtime));
+    } finally {
+      await closeRuntime(runtime);
+    }
+    await sleep(500);
+  }
+  return { fresh: summarize(fresh), again: summarize(again) };
+}
+
+async function plainBurst(): Promise<Summary> {
+  const samples: number[] = [];
+  for (let i = 0; i < BURST_REPEATS; i += 1) {
+    const began = performance.now();
+    const children = Array.from({ length: BURST }, () => spawn("/bin/sh", ["-c", "sleep 300"], { stdio: "ignore", detached: true }));
+    await Promise.all(children.map((child) => new Promise((resolve) => child.once("spawn", resolve))));
+    samples.push(performance.now() - began);
+    for (const child of children) process.kill(-child.pid!, "SIGKILL");
+    await Promise.all(children.map((child) => new Promise((resolve) => child.once("exit", resolve))));
+  }
+  return summarize(samples);
+}
+
+/** Runs `count` tasks, `concurrency` at a time; wall and CPU of the whole. */
+async function cpuWall(count: number, run: () => Promise<void>): Promise<CpuWall> {
+  const cpuBefore = cpuMs();
+  const began = performance.now();
+  let next = 0;
+  const lane = async () => {
+    while (next < count) {
+      next += 1;
+      await run();
+    }
+  };
+  await Promise.all(Array.from({ length: SHORT_CONCURRENCY }, lane));
+  return { jobs: count, wallMs: round(performance.now() - began), cpuMs: round(cpuMs() - cpuBefore) };
+}
+
+async function shortMonitors(): Promise<CpuWall> {
+  const runtime = await loadedRuntime();
+  try {
+    return await cpuWall(shortJobs(), async () => {
+      const result = await runtime.start(monitorRequest("echo DONE")).done;
+      if (result.cause !== "exit") throw new Error(`echo monitor ended with ${result.cause}: ${result.message ?? ""}`);
+    });
+  } finally {
+    await closeRuntime(runtime);
+  }
+}
+
+async function variant(workers: "source" | "compiled"): Promise<LifecycleVariant> {
+  console.error(`  lifecycle (${workers}): start → result`);
+  const runtime = await loadedRuntime();
+  let shellStartToResult: Summary;
+  let monitorStartToResult: Summary;
+  try {
+    shellStartToResult = await sequential(runtime, "shell");
+    monitorStartToResult = await sequential(runtime, "monitor");
+  } finally {
+    await closeRuntime(runtime);
+  }
+  console.error(`  lifecycle (${workers}): first job on a warm thread`);
+  const first = await firstOnWarm();
+  console.error(`  lifecycle (${workers}): 64-job bursts`);
+  const burstsMeasured = await bursts();
+  console.error(`  lifecycle (${workers}): ${shortJobs()} short monitors`);
+  const short = await shortMonitors();
+  return {
+    workers,
+    shellStartToResult,
+    monitorStartToResult,
+    firstOnWarm: first,
+    burstFresh: burstsMeasured.fresh,
+    burstAgain: burstsMeasured.again,
+    shortMonitors: short,
+  };
+}
+
+export async function benchLifecycle(): Promise<LifecycleResult> {
+  const spawnSamples: number[] = [];
+  for (let i = 0; i < SEQUENTIAL + 3; i += 1) {
+    await sleep(30);
+    const took = await timedPlainEcho();
+    if (i >= 3) spawnSamples.push(took);
+  }
+  const burstSpawn = await plainBurst();
+  console.error(`  lifecycle: ${shortJobs()} plain spawns`);
+  const shortSpawn = await cpuWall(shortJobs(), plainEcho);
+  const source = await variant("source");
+  const compiled = await withCompiledWorkers(() => variant("compiled"));
+  return { spawnToClose: summarize(spawnSamples), burstSpawn, shortSpawn, variants: [source, compiled] };
+}
+
+const ratio = (value: number, base: number) => `${(value / base).toFixed(2)}×`;
+
+export function lifecycleRows(result: LifecycleResult): Row[] {
+  const base = result.spawnToClose.median;
+  const spawn = result.shortSpawn;
+  const rows: Row[] = [
+    {
+      benchmark: "lifecycle: `echo DONE` start → result",
+      variant: "plain `child_process.spawn` → 'close'",
+      result: `${ms(base)} median (p90 ${ms(result.spawnToClose.p90)})`,
+      target: "baseline",
+      met: null,
+    },
+  ];
+  for (const v of result.variants) {
+    const where = v.workers === "source" ? "checkout (TypeScript workers)" : "installed (compiled workers)";
+    for (const [kind, summary] of [["shell job", v.shellStartToResult], ["monitor", v.monitorStartToResult]] as const) {
+      rows.push({
+        benchmark: "",
+        variant: `${kind}, warm pool, ${where}`,
+        result: `${ms(summary.median)} median (p90 ${ms(summary.p90)}) = ${ratio(summary.median, base)} spawn`,
+        target: `≤ ${TARGETS.startToResult}× spawn`,
+        met: summary.median <= TARGETS.startToResult * base,
+      });
+    }
+    rows.push({
+      benchmark: "",
+      variant: `first monitor on a fresh runtime's loaded warm thread, ${where}`,
+      result: `${ms(v.firstOnWarm.median)} median = ${ratio(v.firstOnWarm.median, v.monitorStartToResult.median)} a warm start`,
+      target: `≤ ${TARGETS.firstOnWarm}× warm start`,
+      met: v.firstOnWarm.median <= TARGETS.firstOnWarm * v.monitorStartToResult.median,
+    });
+  }
+  rows.push({
+    benchmark: "lifecycle: 64 jobs in one tick, until all 64 processes exist",
+    variant: "64 plain spawns → 'spawn'",
+    result: `${ms(result.burstSpawn.median)} median`,
+    target: "baseline",
+    met: null,
+  });
+  for (const v of result.variants) {
+    const installed = v.workers === "compiled";
+    const target = installed ? TARGETS.burstInstalledMs : TARGETS.burstCheckoutMs;
+    const where = installed ? "installed" : "checkout";
+    rows.push({
+      benchmark: "",
+      variant: `${where}, fresh runtime (2 warm threads)`,
+      result: `${ms(v.burstFresh.median)} median (max ${ms(v.burstFresh.max)})`,
+      target: `≤ ${target} ms`,
+      met: v.burstFresh.median <= target,
+    });
+    rows.push({
+      benchmark: "",
+      variant: `${where}, again on the same runtime (threads kept from the first burst)`,
+      result: `${ms(v.burstAgain.median)} median (max ${ms(v.burstAgain.max)})`,
+      target: `≤ ${target} ms`,
+      met: v.burstAgain.median <= target,
+    });
+  }
+  const cell = (run: CpuWall) => `wall ${(run.wallMs / 1000).toFixed(1)} s, CPU ${(run.cpuMs / 1000).toFixed(1)} s`;
+  rows.push({
+    benchmark: `lifecycle: ${spawn.jobs} short jobs (\`echo\`), ${SHORT_CONCURRENCY} at a time`,
+    variant: "plain `child_process.spawn`",
+    result: cell(spawn),
+    target: "baseline",
+    met: null,
+  });
+  for (const v of result.variants) {
+    const run = v.shortMonitors;
+    rows.push({
+      benchmark: "",
+      variant: `monitors, ${v.workers === "source" ? "checkout" : "installed"}`,
+      result: `${cell(run)} = ${ratio(run.wallMs, spawn.wallMs)} wall, ${ratio(run.cpuMs, spawn.cpuMs)} CPU`,
+      target: `≤ ${TARGETS.shortJobs}× spawn (wall and CPU)`,
+      met: run.wallMs <= TARGETS.shortJobs * spawn.wallMs && run.cpuMs <= TARGETS.shortJobs * spawn.cpuMs,
+    });
+  }
+  return rows;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const result = await benchLifecycle();
+  console.log(JSON.stringify(result, null, 2));
+  for (const row of lifecycleRows(result)) console.log(`| ${row.benchmark} | ${row.variant} | ${row.result} | ${row.target} |`);
+}

@@ -1,0 +1,122 @@
+/**
+ * The job tag with real processes: every process a job starts carries PI_JOBS_JOB=<runtime>/<job>, a descendant
+ * that left the job's process group is found by its environment (/proc/<pid>/environ), and a stop reaches it and
+ * only then says `confirmed`.
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { TAG_VARIABLE, taggedProcesses } from "../../actors/job-tag.ts";
+import { groupMembers, stopGroup } from "../../actors/process-group.ts";
+import type { SupervisedRuntime } from "../../host/runtime.ts";
+import { groupGone, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
+
+const linux = process.platform === "linux";
+const leftovers: number[] = [];
+let runtime: SupervisedRuntime | null = null;
+
+afterEach(async () => {
+  await runtime?.shutdown();
+  runtime = null;
+  for (const pid of leftovers.splice(0)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone: the test did its job.
+    }
+  }
+});
+
+const freshTag = () => `${randomBytes(6).toString("hex")}/job_1`;
+
+/** A shell in its own group that starts `setsid sleep 100` (a new session: out of the group's reach) and waits. */
+function startEscaping(tag: string, pidFile: string) {
+  const child = spawn("sh", ["-c", `setsid sleep 100 & echo $! > ${pidFile}; sleep 100`], {
+    detached: true,
+    stdio: "ignore",
+    env: { ...process.env, [TAG_VARIABLE]: tag },
+  });
+  leftovers.push(child.pid!);
+  return child.pid!;
+}
+
+async function escapeePid(pidFile: string, pgid: number): Promise<number> {
+  const pid = await waitFor(() => {
+    try {
+      return Number.parseInt(readFileSync(pidFile, "utf8"), 10) || null;
+    } catch {
+      return null;
+    }
+  }, 10_000, "the escapee's pid");
+  leftovers.push(pid);
+  // setsid() happens in the child after fork: wait until it really left the group.
+  await waitFor(() => !groupMembers(pgid).includes(pid) && pidAlive(pid), 10_000, "the escapee to leave the group");
+  return pid;
+}
+
+describe.runIf(linux)("taggedProcesses (Linux /proc/<pid>/environ)", () => {
+  it("finds every process carrying the tag, inside the group or not, and nothing with a longer tag", async () => {
+    const tag = freshTag();
+    const pidFile = join(mkdtempSync(join(tmpdir(), "pi-jobs-tag-")), "pid");
+    const pgid = startEscaping(tag, pidFile);
+    const escapee = await escapeePid(pidFile, pgid);
+    const other = spawn("sleep", ["100"], { stdio: "ignore", env: { ...process.env, [TAG_VARIABLE]: `${tag}0` } });
+    leftovers.push(other.pid!);
+
+    const found = await waitFor(() => {
+      const pids = taggedProcesses(tag);
+      return pids && pids.includes(pgid) && pids.includes(escapee) ? pids : null;
+    }, 10_000, "the tagged processes");
+    expect(found).not.toContain(other.pid);
+    expect(found).not.toContain(process.pid);
+    // Restricted to the pids allocated since the leader's spawn: the same answer.
+    expect(taggedProcesses(tag, { firstPid: pgid, spawnedAt: Date.now() })).toEqual(expect.arrayContaining([pgid, escapee]));
+    expect(taggedProcesses(freshTag())).toEqual([]);
+  });
+
+  it("stopGroup with the tag kills what left the group, and confirms only once it is gone", async () => {
+    const tag = freshTag();
+    const pidFile = join(mkdtempSync(join(tmpdir(), "pi-jobs-tag-")), "pid");
+    const pgid = startEscaping(tag, pidFile);
+    const escapee = await escapeePid(pidFile, pgid);
+
+    const outcome = await stopGroup(pgid, { graceMs: 2000, tag });
+    expect(outcome.confirmed).toBe(true);
+    expect(groupGone(pgid)).toBe(true);
+    expect(pidAlive(escapee)).toBe(false);
+    expect(taggedProcesses(tag)).toEqual([]);
+  });
+});
+
+describe.runIf(linux)("a job whose descendant leaves its process group", () => {
+  for (const io of [{ kind: "pipes", stdin: false }, { kind: "pty", cols: 80, rows: 24 }] as const) {
+    it(`stop kills the escapee before it says confirmed (${io.kind})`, async () => {
+      runtime = runtimeFor();
+      const pidFile = join(mkdtempSync(join(tmpdir(), "pi-jobs-tag-")), "pid");
+      const job = runtime.start(shellJob(`setsid sleep 100 < /dev/null > /dev/null 2>&1 & echo $! > ${pidFile}; sleep 100`, { io }));
+      await waitFor(() => job.phase() === "running", 30_000, "the job to run");
+      const escapee = await escapeePid(pidFile, job.pgid()!);
+
+      const result = await job.stop();
+      expect(result.cause).toBe("stopped");
+      expect(result.cleanup).toBe("confirmed");
+      expect(pidAlive(escapee)).toBe(false);
+      expect(groupGone(job.pgid()!)).toBe(true);
+    }, 60_000);
+  }
+
+  it("an escapee that holds the job's pipes is reclaimed when the shell exits on its own", async () => {
+    runtime = runtimeFor();
+    const pidFile = join(mkdtempSync(join(tmpdir(), "pi-jobs-tag-")), "pid");
+    const job = runtime.start(shellJob(`setsid sleep 100 & echo $! > ${pidFile}; echo started`));
+    const result = await job.done;
+    const escapee = Number.parseInt(readFileSync(pidFile, "utf8"), 10);
+    leftovers.push(escapee);
+    expect(result.cause).toBe("exit");
+    expect(result.cleanup).toBe("confirmed");
+    expect(pidAlive(escapee)).toBe(false);
+  }, 60_000);
+});
