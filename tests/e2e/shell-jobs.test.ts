@@ -253,7 +253,8 @@ describe("shell jobs in real Pi", () => {
 
   test("yield_until in the past returns at once; far in the future returns at exit", async () => {
     const sdk = await start([
-      calls(["exec_command", { cmd: "sleep 2; echo late", yield_time_ms: 250 }]),
+      // A yield long enough for the process to exist on a loaded machine, short of its end.
+      calls(["exec_command", { cmd: "sleep 3; echo late", yield_time_ms: 1500 }]),
       calls(["write_stdin", (s) => ({ session_id: s.sessionId, yield_until: "2000-01-01T00:00:00Z" })]),
       calls(["write_stdin", (s) => ({ session_id: s.sessionId, yield_until: "2999-01-01T00:00:00Z" })]),
       say("done"),

@@ -34,7 +34,8 @@ afterEach(async () => {
 
 async function started(cmd: string, extra: Record<string, unknown> = {}): Promise<number> {
   const r = await service.exec({ cmd, yield_time_ms: 250, ...extra }, call());
-  expect(r.running).toBe(true);
+  // On a loaded machine a short yield can end before the process exists; either way the job has not ended.
+  expect(["starting", "running"]).toContain(r.status);
   transcripts.set(r.session_id!, r.output);
   return r.session_id!;
 }
@@ -326,7 +327,7 @@ describe("list_sessions, set_on_exit, kill_session", () => {
   it("a kill that cannot be confirmed in time keeps ownership with cleanup unconfirmed", async () => {
     const slow = new ShellService(createShellState(), { runtime: () => runtime, killGraceMs: 2000, killConfirmMs: 300 });
     try {
-      const r0 = await slow.exec({ cmd: "trap '' TERM; sleep 30", yield_time_ms: 250 }, call());
+      const r0 = await slow.exec({ cmd: "trap '' TERM; sleep 30", yield_time_ms: 2000 }, call());
       const r = await slow.kill({ session_id: r0.session_id! }, call());
       expect(r).toMatchObject({ killed: false, cleanup: "unconfirmed", running: true });
       expect(slow.list({}).sessions.map((s) => s.session_id)).toEqual([r0.session_id]);

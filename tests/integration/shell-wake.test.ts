@@ -46,7 +46,8 @@ afterEach(async () => {
 
 async function start(cmd: string, onExit: "wake" | "none" = "wake", call = direct()): Promise<number> {
   const r = await service.exec({ cmd, on_exit: onExit, yield_time_ms: 250 }, call);
-  expect(r.running).toBe(true);
+  // On a loaded machine a short yield can end before the process exists; either way the job has not ended.
+  expect(["starting", "running"]).toContain(r.status);
   return r.session_id!;
 }
 
