@@ -4,9 +4,16 @@
  * thread: the job actor and the monitor engine (a thread does not know which kind of job it will get, and loading
  * the engine on the first monitor would put that cost on the monitor's start instead of on an idle thread).
  */
+import { workerData } from "node:worker_threads";
 import "./monitor-engine.ts";
 
 export { default } from "./job-actor.ts";
+
+// Everything above has been loaded and evaluated once this line runs. The pool counts it: ending a thread while it is
+// still loading its modules can abort the whole process (an assertion in Node's module loader), so the pool ends its
+// threads only once every one of them got here (host/pool.ts).
+const loaded: unknown = (workerData as { loaded?: unknown } | null)?.loaded;
+if (loaded instanceof SharedArrayBuffer) Atomics.add(new Int32Array(loaded), 0, 1);
 
 /** The pool's way to start a thread ahead of demand: by the time this runs, the thread is loaded. */
 export function warm(): void {}

@@ -7,6 +7,8 @@
  * given to it. After a burst the threads it needed stay for `idleTimeout`, so the next burst of the
  * same size starts on loaded threads too; an idle pool shrinks back to `warm`.
  */
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Piscina } from "piscina";
 import type { ActorTaskResult } from "../actors/job-actor.ts";
 import { workerUrl } from "../actors/entry-url.ts";
@@ -26,11 +28,17 @@ export interface ActorPool {
 const IDLE_TIMEOUT_MS = 30_000;
 /** How long after a job took a thread the pool starts the threads that keep `warm` idle (see scheduleTopUp). */
 const TOP_UP_DELAY_MS = 25;
+/** How long `destroy` waits for threads still loading their modules before it leaves them to end with the process. */
+const LOAD_WAIT_MS = 10_000;
+const LOAD_POLL_MS = 10;
 
 export function createActorPool(options: { capacity: number; warm: number }): ActorPool {
   const maxThreads = options.capacity + options.warm;
+  /** Threads whose entry module has finished loading; each thread adds one (actors/actor-thread.ts). */
+  const loaded = new Int32Array(new SharedArrayBuffer(4));
   const pool = new Piscina<ActorTask | null, ActorTaskResult | undefined>({
     filename: workerUrl("actor-thread").href,
+    workerData: { loaded: loaded.buffer },
     minThreads: options.warm,
     // One thread per job, plus room so that the warm threads are not the last ones.
     maxThreads,
@@ -46,6 +54,14 @@ export function createActorPool(options: { capacity: number; warm: number }): Ac
   pool.on("error", (error: Error) => {
     lastError = error;
   });
+
+  /** Threads piscina has ended (idle timeout, a failed load); together with the live ones, every thread ever made. */
+  let ended = 0;
+  pool.on("workerDestroy", () => {
+    ended += 1;
+  });
+  /** Threads made and not yet through their entry module. */
+  const loading = () => pool.threads.length + ended - Atomics.load(loaded, 0);
 
   let jobs = 0;
   let warming = 0;
@@ -103,10 +119,17 @@ export function createActorPool(options: { capacity: number; warm: number }): Ac
       });
     },
     threads: () => pool.threads.length,
-    destroy: () => {
+    async destroy() {
       warmFailed = true;
       if (topUpTimer) clearTimeout(topUpTimer);
-      return pool.destroy();
+      // Ending a thread in the middle of loading its modules can abort the whole process (Node's module loader asserts
+      // "IsGraphAsync must be used on an instantiated module"; seen when a session quit during a burst of starts). So
+      // the threads are ended only once none is loading; one that never finishes loading is left to end with the
+      // process (piscina's threads do not keep it alive).
+      const deadline = performance.now() + LOAD_WAIT_MS;
+      while ((loading() > 0 || warming > 0) && performance.now() < deadline) await sleep(LOAD_POLL_MS);
+      if (loading() > 0) return;
+      await pool.destroy();
     },
   };
 }

@@ -65,9 +65,10 @@ function runSuite(label: string, filters: string[], logDir: string): Promise<Run
     child.on("close", (code) => {
       writeFileSync(logFile, output);
       // vitest's verbose reporter marks a failed test with ×; a file that failed to load shows as FAIL.
+      // An error outside any test (a crashed test process, say) fails the run without a failed test: name it too.
       const failed = output
         .split("\n")
-        .filter((line) => /^\s*(×|FAIL)\s/.test(line))
+        .filter((line) => /^\s*(×|FAIL)\s/.test(line) || /Worker exited unexpectedly|FATAL ERROR|Unhandled (Error|Rejection)/.test(line))
         .map((line) => line.trim());
       resolve({ label, ok: code === 0, seconds: (performance.now() - started) / 1000, failed: [...new Set(failed)], logFile });
     });
@@ -80,7 +81,7 @@ async function main(): Promise<void> {
   const results: RunResult[] = [];
   const report = (result: RunResult): void => {
     results.push(result);
-    const verdict = result.ok ? "passed" : `FAILED (${result.failed.length} test(s))`;
+    const verdict = result.ok ? "passed" : `FAILED (${result.failed.length} failure line(s))`;
     console.log(`${result.label}: ${verdict} in ${result.seconds.toFixed(0)} s — ${result.logFile}`);
     for (const line of result.failed) console.log(`    ${line}`);
   };
