@@ -13,7 +13,12 @@ export { default } from "./job-actor.ts";
 // still loading its modules can abort the whole process (an assertion in Node's module loader), so the pool ends its
 // threads only once every one of them got here (host/pool.ts).
 const loaded: unknown = (workerData as { loaded?: unknown } | null)?.loaded;
-if (loaded instanceof SharedArrayBuffer) Atomics.add(new Int32Array(loaded), 0, 1);
+if (loaded instanceof SharedArrayBuffer) {
+  const counter = new Int32Array(loaded);
+  Atomics.add(counter, 0, 1);
+  // The host may be blocked in its exit handler, waiting for this.
+  Atomics.notify(counter, 0);
+}
 
 /** The pool's way to start a thread ahead of demand: by the time this runs, the thread is loaded. */
 export function warm(): void {}

@@ -31,6 +31,8 @@ const TOP_UP_DELAY_MS = 25;
 /** How long `destroy` waits for threads still loading their modules before it leaves them to end with the process. */
 const LOAD_WAIT_MS = 10_000;
 const LOAD_POLL_MS = 10;
+/** How long the process's exit may be held for threads still loading their modules (see onExit). */
+const EXIT_LOAD_WAIT_MS = 5_000;
 
 export function createActorPool(options: { capacity: number; warm: number }): ActorPool {
   const maxThreads = options.capacity + options.warm;
@@ -62,6 +64,22 @@ export function createActorPool(options: { capacity: number; warm: number }): Ac
   });
   /** Threads made and not yet through their entry module. */
   const loading = () => pool.threads.length + ended - Atomics.load(loaded, 0);
+  /**
+   * Process exit ends every thread, and one still loading its modules would abort the process instead of letting it
+   * exit (see destroy) — as when Pi in print mode answers and exits while its warm threads are starting. Exit handlers
+   * cannot wait asynchronously, so this blocks until each thread has loaded (they load on their own threads meanwhile),
+   * for a few seconds at most.
+   */
+  const onExit = () => {
+    const deadline = performance.now() + EXIT_LOAD_WAIT_MS;
+    for (;;) {
+      const seen = Atomics.load(loaded, 0);
+      const left = deadline - performance.now();
+      if (loading() <= 0 || left <= 0) return;
+      Atomics.wait(loaded, 0, seen, Math.min(left, 50));
+    }
+  };
+  process.on("exit", onExit);
 
   let jobs = 0;
   let warming = 0;
@@ -130,6 +148,7 @@ export function createActorPool(options: { capacity: number; warm: number }): Ac
       while ((loading() > 0 || warming > 0) && performance.now() < deadline) await sleep(LOAD_POLL_MS);
       if (loading() > 0) return;
       await pool.destroy();
+      process.off("exit", onExit);
     },
   };
 }
