@@ -45,6 +45,8 @@ const EXIT_MESSAGE_WAIT_MS = 1000;
  * make it unanswering.
  */
 const STALLED_ACTOR_MS = 15_000;
+/** How long a control call still waiting when the job ends may take to get its answer (see settle). */
+const CONTROL_ANSWER_GRACE_MS = 2_000;
 /** How long the supervisor waits for a thread inside spawn() to publish what it started. */
 const SPAWN_PUBLISH_WAIT_MS = 5000;
 
@@ -421,11 +423,19 @@ export class Job implements JobHandle {
       else pending.resolve(this.takeFinalUnread());
     }
     this.reads.clear();
-    for (const onEnd of [...this.endWaiters]) onEnd();
-    this.endWaiters.clear();
-    this.control[Comlink.releaseProxy]();
     this.dataPort.close();
-    this.controlPort.close();
+    // A control call's answer travels on the control port and the exit on the data port, which are not ordered with
+    // each other: an `end_stdin` that made `cat` exit can see the exit first. So calls still waiting get a moment for
+    // their answer before they are told the job ended, and the control port stays open that long.
+    const waiting = [...this.endWaiters];
+    this.endWaiters.clear();
+    const closeControl = () => {
+      for (const onEnd of waiting) onEnd();
+      this.control[Comlink.releaseProxy]();
+      this.controlPort.close();
+    };
+    if (waiting.length === 0) closeControl();
+    else setTimeout(closeControl, CONTROL_ANSWER_GRACE_MS).unref();
     this.noticeListeners.clear();
     this.onEnded(this);
     this.resolveDone(result);
