@@ -7,7 +7,7 @@
  *
  * The pool runs `runJob` as one long task; the task resolves only after the exit message is posted, and for a
  * PTY only from a setImmediate after node-pty reported the exit, because ending a thread that still has a live
- * or just-exited PTY can abort the whole process (platform.md).
+ * or just-exited PTY can abort the whole process (docs/decisions.md, "Never terminate a thread that owns a PTY").
  */
 import { performance } from "node:perf_hooks";
 import type { MessagePort } from "node:worker_threads";
@@ -197,7 +197,7 @@ class JobActor implements ActorControl {
   }
 
   /**
-   * A thread that owns a PTY must never die with it (platform.md): an unexpected exception here stops the group,
+   * A thread that owns a PTY must never die with it (docs/decisions.md): an unexpected exception here stops the group,
    * waits for the terminal's exit like any stop, and reports the crash, instead of tearing the thread down.
    */
   private containCrashes(): (error: Error) => void {

@@ -385,7 +385,7 @@ export class Job implements JobHandle {
     if (pgid !== null) cleanup = await stopGroup(pgid, { signal: "SIGKILL", graceMs: 0, tag: this.spec.tag });
     if (this.final) return;
     // A hung thread without a terminal is ended now; one that owns a PTY is left alone, because ending it can abort
-    // the whole process (platform.md), and so is one still inside spawn(). Its process group is gone either way.
+    // the whole process (docs/decisions.md), and so is one still inside spawn(). Its process group is gone either way.
     if (this.spec.io.kind !== "pty" && this.cell.state() !== "spawning") this.abort.abort(new Error(message));
     else this.threadLeftAlone = true;
     this.settle(this.supervisorResult(cause, message, cleanup));

@@ -1,6 +1,6 @@
 /**
  * The warm pool job actors run in. A job is one long piscina task that holds its mailbox ports, so a new job
- * starts on a thread that is already running instead of paying a worker start (55–119 ms, platform.md).
+ * starts on a thread that is already running instead of paying a worker start (55–119 ms, docs/decisions.md).
  *
  * Threads are made ahead of demand: whenever a job takes a thread, the pool starts enough new ones that `warm`
  * threads stay idle, each loaded with the actor's whole module graph (actors/actor-thread.ts) before a job is
