@@ -80,10 +80,16 @@ describe("exec_command", () => {
   });
 
   it("returns a live session_id when the command outlasts the wait; the wait is not a timeout", async () => {
-    // A wait long enough for a loaded machine to start the job and run its echo; the job outlives it regardless.
+    // The job outlives the wait however slow the machine is; its echo may land after the wait on a loaded machine,
+    // so what the wait did not return must come with the next poll, once and in order.
     const r = await service.exec({ cmd: "echo begin; sleep 30", yield_time_ms: 3000 }, call());
     expect(r).toMatchObject({ running: true, status: "running", wait_status: "deadline", session_id: 1 });
-    expect(r.output).toBe("begin\n");
+    let seen = r.output;
+    await waitFor(async () => {
+      if (seen === "") seen += (await service.writeStdin({ session_id: 1, yield_time_ms: 1000 }, call())).output;
+      return seen !== "";
+    }, 30_000, "the echo");
+    expect(seen).toBe("begin\n");
     expect(r.supervision.state).toBe("running");
     expect(Date.parse(r.supervision.deadline_utc!)).toBeGreaterThan(Date.now() + 1_700_000);
   });

@@ -57,7 +57,7 @@ function runSuite(label: string, filters: string[], logDir: string): Promise<Run
   return new Promise((resolve) => {
     const child = spawn("npx", ["vitest", "run", "--reporter=verbose", ...filters], {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, FORCE_COLOR: "0" },
+      env: { ...process.env, FORCE_COLOR: "0", NO_COLOR: "1" },
     });
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -66,7 +66,9 @@ function runSuite(label: string, filters: string[], logDir: string): Promise<Run
       writeFileSync(logFile, output);
       // vitest's verbose reporter marks a failed test with ×; a file that failed to load shows as FAIL.
       // An error outside any test (a crashed test process, say) fails the run without a failed test: name it too.
+      // Colours can survive FORCE_COLOR=0 (vitest decides per stream), so strip them before matching.
       const failed = output
+        .replace(/\x1b\[[0-9;]*m/g, "")
         .split("\n")
         .filter((line) => /^\s*(×|FAIL)\s/.test(line) || /Worker exited unexpectedly|FATAL ERROR|Unhandled (Error|Rejection)/.test(line))
         .map((line) => line.trim());
