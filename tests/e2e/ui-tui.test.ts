@@ -41,7 +41,8 @@ async function startBackgroundJobs(t: TuiSession, rows: number): Promise<void> {
 async function openConsole(t: TuiSession): Promise<string> {
   await t.type("/monitor");
   await t.sendKeys("Enter");
-  return t.waitForPane(/Jobs · 2 running/);
+  // The console's footer is painted last: a capture taken before it may hold a half-drawn frame.
+  return t.waitForPane(/Jobs · 2 running[\s\S]*\? help/);
 }
 
 describe("pi-jobs UI in the TUI", () => {
