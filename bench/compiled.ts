@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import { bundleWorkers } from "../scripts/bundle-workers.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const WORKER_DIRS = ["actors", "mailbox"];
@@ -23,8 +24,8 @@ export function compiledWorkersFresh(): boolean {
   return true;
 }
 
-/** Builds dist/ (what `npm run build` does) when it is missing or stale; returns whether it built. */
-export function ensureCompiledWorkers(): boolean {
+/** Builds dist/ (what `npm run build` does: tsc, then the actor thread's bundle) when missing or stale; returns whether it built. */
+export async function ensureCompiledWorkers(): Promise<boolean> {
   if (compiledWorkersFresh()) return false;
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
   const build = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: root, encoding: "utf8" });
@@ -32,6 +33,7 @@ export function ensureCompiledWorkers(): boolean {
   if (!compiledWorkersFresh()) {
     throw new Error(`could not build the compiled workers (npm run build): ${build.stdout}${build.stderr}`);
   }
+  await bundleWorkers();
   return true;
 }
 

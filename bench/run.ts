@@ -84,7 +84,7 @@ async function main(): Promise<void> {
   const machine = machineFacts();
   console.error(`pi-jobs benchmarks: ${names.join(", ")} (Node ${machine.node}, ${machine.cpus} CPUs, load ${machine.loadAverage.join(" ")})`);
   const needsCompiled = ["start", "memory", "dataplane", "lifecycle"].some((name) => names.includes(name as (typeof NAMES)[number]));
-  const builtCompiledWorkers = needsCompiled ? ensureCompiledWorkers() : false;
+  const builtCompiledWorkers = needsCompiled ? await ensureCompiledWorkers() : false;
   if (builtCompiledWorkers) console.error("built dist/ (compiled workers) first: it was older than the source");
 
   const results: Results = { machine, builtCompiledWorkers, durationSeconds: 0, table: [] };

@@ -84,12 +84,13 @@ function formOf(file: string): WorkerForm | string {
 
 /**
  * The workers ran from the installed copy, whole: every file a worker loaded lies under `root` (the install
- * location with its dependencies), the job actor among them, and pi-jobs' own files are all of one form.
+ * location with its dependencies), the job actor among them (compiled, inside the bundled thread entry), and pi-jobs' own files are all of one form.
  */
 function expectWorkersFrom(files: string[], pkgDir: string, root: string): { own: string[]; form: WorkerForm } {
   expect(files.filter((file) => inside(root, file) === undefined), `worker files outside ${root}`).toEqual([]);
   const own = ownFiles(files, pkgDir);
-  expect(own.some((file) => /^(dist\/)?actors\/job-actor\.(ts|js)$/.test(file)), own.join("\n")).toBe(true);
+  // Compiled, the job actor is bundled into the thread's entry (scripts/bundle-workers.ts).
+  expect(own.some((file) => /^(actors\/job-actor\.ts|dist\/actors\/actor-thread\.js)$/.test(file)), own.join("\n")).toBe(true);
   const forms = [...new Set(own.map(formOf))];
   expect([["compiled"], ["source"]], `forms of the worker files: ${forms.join(", ")}`).toContainEqual(forms);
   return { own, form: forms[0] as WorkerForm };
