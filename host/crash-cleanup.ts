@@ -69,13 +69,23 @@ export function createRegistryRecorder(dir: string, runtimeId: string): Registry
       // The directory went away, or the disk is full: nothing to do but keep running.
     }
   };
+  // The starts and ends of one burst share one write: a registry at most one turn of the event loop old.
+  let pending = false;
+  const schedule = () => {
+    if (pending) return;
+    pending = true;
+    setImmediate(() => {
+      pending = false;
+      write();
+    });
+  };
   return {
     add(job) {
       jobs.set(job.tag, { ...job, leaderStartTicks: readStartTicks(job.pid) });
-      write();
+      schedule();
     },
     remove(tag) {
-      if (jobs.delete(tag)) write();
+      if (jobs.delete(tag)) schedule();
     },
   };
 }
