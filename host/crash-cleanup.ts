@@ -6,7 +6,8 @@
  * live. A Pi killed with SIGKILL leaves its registry behind; the next session that starts finds it, sees that its
  * owner is gone, and ends every process that still carries one of that runtime's tags.
  */
-import { lstatSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { lstatSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -95,38 +96,46 @@ interface FoundRegistry {
   registry: Registry;
 }
 
-/** Registries under `root` whose owner no longer runs; a live owner's registry is never touched. */
-function deadRegistries(root: string): FoundRegistry[] {
+/** Directory entries checked between two turns of the event loop (see deadRegistries). */
+const ENTRIES_PER_TURN = 128;
+
+/**
+ * Registries under `root` whose owner no longer runs; a live owner's registry is never touched. The temp directory can
+ * hold thousands of entries (this machine's held 3,800 `pi-jobs-*` ones), and a check of each took 50–140 ms in all
+ * under load: so the listing is asynchronous and the checks go a slice per turn of the event loop, and only a
+ * directory that has a registry costs more than one stat.
+ */
+async function deadRegistries(root: string): Promise<FoundRegistry[]> {
   let entries: string[];
   try {
-    entries = readdirSync(root);
+    entries = (await readdir(root)).filter((entry) => entry.startsWith(LOG_DIR_PREFIX));
   } catch {
     return [];
   }
   const uid = process.getuid?.();
   const found: FoundRegistry[] = [];
-  for (const entry of entries) {
-    if (!entry.startsWith(LOG_DIR_PREFIX)) continue;
-    const dir = join(root, entry);
-    try {
-      const stat = lstatSync(dir);
-      // Only our own private directories: never follow a link, never read another user's.
-      if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) continue;
-    } catch {
-      continue;
+  for (let first = 0; first < entries.length; first += ENTRIES_PER_TURN) {
+    if (first > 0) await new Promise((resolve) => setImmediate(resolve));
+    for (const entry of entries.slice(first, first + ENTRIES_PER_TURN)) {
+      const dir = join(root, entry);
+      const path = join(dir, REGISTRY_FILE);
+      // One stat that does not throw for the common case: a log directory without a registry.
+      if (statSync(path, { throwIfNoEntry: false }) === undefined) continue;
+      let text: string;
+      try {
+        const stat = lstatSync(dir);
+        // Only our own private directories: never follow a link, never read another user's.
+        if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) continue;
+        text = readFileSync(path, "utf8");
+      } catch {
+        continue;
+      }
+      const parsed = parseRegistry(text);
+      if ("error" in parsed) continue;
+      const { owner } = parsed.registry;
+      if (ownerAlive(owner, readStartTicks(owner.pid))) continue;
+      found.push({ path, registry: parsed.registry });
     }
-    const path = join(dir, REGISTRY_FILE);
-    let text: string;
-    try {
-      text = readFileSync(path, "utf8");
-    } catch {
-      continue;
-    }
-    const parsed = parseRegistry(text);
-    if ("error" in parsed) continue;
-    const { owner } = parsed.registry;
-    if (ownerAlive(owner, readStartTicks(owner.pid))) continue;
-    found.push({ path, registry: parsed.registry });
   }
   return found;
 }
@@ -147,11 +156,14 @@ export interface CleanupReport {
  * and removes the registries that are fully cleaned up.
  */
 export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: number; confirmMs?: number } = {}): Promise<CleanupReport> {
-  const registries = deadRegistries(options.root ?? tmpdir());
+  const registries = await deadRegistries(options.root ?? tmpdir());
   if (registries.length === 0) return { stopped: 0, labels: [], unconfirmed: 0, notice: null };
   const tagged = processesOfRuntimes(registries.map((found) => found.registry.runtimeId)) ?? [];
   const jobs = registries.flatMap((found) => found.registry.jobs);
-  const groups = groupsStillLed(jobs, readStartTicks);
+  // A group is signalled only while its own first process still runs (same start time) and still carries its tag:
+  // a group id reused since, or a bad registry, can never make us signal someone else's processes.
+  const taggedPids = new Set(tagged.map((process) => process.pid));
+  const groups = groupsStillLed(jobs, readStartTicks).filter((pgid) => pgid > 1 && taggedPids.has(pgid));
   const targets = new Set<number>(tagged.map((process) => process.pid));
   for (const pgid of groups) for (const pid of groupMembers(pgid)) targets.add(pid);
   const hit = new Set<string>(tagged.map((process) => process.tag));

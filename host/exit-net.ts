@@ -31,7 +31,7 @@ export function installExitNet(source: ExitNetSource): () => void {
 /** Synchronous and never throws: it runs while the process is exiting. */
 export function killOnExit(source: ExitNetSource): void {
   for (const pgid of source.liveGroups()) {
-    if (pgid === null) continue;
+    if (pgid === null || pgid <= 1) continue;
     try {
       process.kill(-pgid, "SIGKILL");
     } catch {
