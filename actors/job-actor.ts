@@ -25,13 +25,15 @@ import type {
   ActorTask,
   EndCause,
   Read,
+  RetainedWindow,
   StopSignal,
   WriteAck,
 } from "../mailbox/protocol.ts";
 import { Comlink, createNodeEndpoint } from "./comlink-endpoint.ts";
 import { countNewlines } from "./framing.ts";
 import { openLogWriter, type LogWriter } from "./log-writer.ts";
-import { createRedactor } from "./redact.ts";
+import { redactedReads, redactWindow, type RedactedTaken } from "./output-redaction.ts";
+import { createRedactor, type Redactor } from "./redact.ts";
 import type { MonitorEngine } from "./monitor-engine.ts";
 import { createOutputWindow, type OutputWindow } from "./output-window.ts";
 import { stopGroup, type StopOptions } from "./process-group.ts";
@@ -75,6 +77,10 @@ class JobActor implements ActorControl {
   private readonly window: OutputWindow;
   /** A shell job's unread output as the model will read it; made in run(), since a terminal loads its emulator. */
   private unread: OutputText | null = null;
+  /** Reads of `unread` with secrets replaced (actors/output-redaction.ts). */
+  private takeUnread: ((maxBytes: number, final: boolean) => RedactedTaken) | null = null;
+  /** Replaces secrets in everything this actor sends of its output; null when redaction is off. */
+  private redactor: Redactor | null = null;
   private readonly heartbeat: ReturnType<typeof setInterval>;
   /** Opened once the spawn is claimed: a job cancelled before it started leaves no file behind. */
   private log: LogWriter = NO_LOG;
@@ -117,12 +123,15 @@ class JobActor implements ActorControl {
   }
 
   async run(): Promise<ActorResult> {
-    if (this.spec.unread) this.unread = await createOutputText(this.spec.io, this.spec.unread);
+    // The child gets `env`, or this thread's copy of the host's environment: its secrets are those values.
+    const redactor = (this.redactor = this.spec.redact ? createRedactor(this.spec.env ?? process.env) : null);
+    if (this.spec.unread) {
+      this.unread = await createOutputText(this.spec.io, this.spec.unread);
+      this.takeUnread = redactedReads(this.unread, redactor);
+    }
     if (this.spec.contract) {
       // Loaded only for monitors, so a shell job's thread starts without the matcher.
       const { createMonitorEngine } = await import("./monitor-engine.ts");
-      // The child gets `env`, or this thread's copy of the host's environment: its secrets are those values.
-      const redactor = this.spec.redact ? createRedactor(this.spec.env ?? process.env) : null;
       this.engine = createMonitorEngine(this.spec.contract, {
         // A decision reached only from the last lines after the process ended on its own did not stop anything.
         onDecided: () => {
@@ -226,14 +235,20 @@ class JobActor implements ActorControl {
     }
   }
 
+  /** The retained window as the console may draw it: with secrets replaced. */
+  private readWindow(): RetainedWindow {
+    const window = this.window.read();
+    return this.redactor ? redactWindow(this.redactor, window) : window;
+  }
+
   /** A read from the host: answered at once from what the actor keeps; the bytes never crossed before. */
   private answer(read: Read): void {
     if (this.exitSent) return;
     if (read.what === "window") {
-      this.mailbox.send({ type: "window", id: read.id, window: this.window.read() });
+      this.mailbox.send({ type: "window", id: read.id, window: this.readWindow() });
       return;
     }
-    const taken = this.unread ? this.unread.take(read.maxBytes, read.final) : { text: "", bytes: 0, omittedBytes: 0 };
+    const taken = this.takeUnread ? this.takeUnread(read.maxBytes, read.final) : { text: "", bytes: 0, omittedBytes: 0 };
     this.cell.setUnread(this.unread?.pendingBytes ?? 0);
     this.mailbox.send({ type: "unread", id: read.id, taken });
   }
@@ -324,8 +339,8 @@ class JobActor implements ActorControl {
       monitor,
     };
     // Every read answered so far is reflected here; later reads are served by the host from this message.
-    const window = this.window.read();
-    const unread = this.unread ? this.unread.take(ALL_UNREAD, true) : null;
+    const window = this.readWindow();
+    const unread = this.takeUnread ? this.takeUnread(ALL_UNREAD, true) : null;
     this.exitSent = true;
     const log = this.log.state();
     this.cell.setLog(log.bytes, log.truncated);

@@ -136,3 +136,56 @@ export function signalTagged(pids: readonly number[], signal: NodeJS.Signals): n
   }
   return signalled;
 }
+
+/** A process carrying some job tag, and that tag. */
+export interface TaggedProcess {
+  pid: number;
+  tag: string;
+}
+
+/**
+ * Every process whose tag names one of `runtimeIds` (the part before the slash), found in one pass over /proc; null
+ * where environments cannot be read. This reaches a job whose pid was never published (it was inside spawn) and a
+ * runtime whose jobs are not known one by one (a crashed session's), at the cost of reading every process.
+ */
+export function processesOfRuntimes(runtimeIds: readonly string[]): TaggedProcess[] | null {
+  if (!IS_LINUX) return null;
+  if (runtimeIds.length === 0) return [];
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return null;
+  }
+  const wanted = new Set(runtimeIds);
+  const needle = Buffer.from(`${TAG_VARIABLE}=`, "latin1");
+  const found: TaggedProcess[] = [];
+  for (const entry of entries) {
+    const first = entry.charCodeAt(0);
+    if (first < 48 || first > 57) continue;
+    const pid = Number(entry);
+    if (pid === process.pid) continue;
+    let environ: Buffer;
+    try {
+      environ = readFileSync(`/proc/${pid}/environ`);
+    } catch {
+      continue;
+    }
+    const tag = tagIn(environ, needle);
+    if (tag === null) continue;
+    const slash = tag.indexOf("/");
+    if (slash > 0 && wanted.has(tag.slice(0, slash))) found.push({ pid, tag });
+  }
+  return found.sort((a, b) => a.pid - b.pid);
+}
+
+/** The value of the tag entry in an environment block, if it has one. */
+function tagIn(environ: Buffer, needle: Buffer): string | null {
+  for (let at = environ.indexOf(needle); at >= 0; at = environ.indexOf(needle, at + 1)) {
+    if (at !== 0 && environ[at - 1] !== 0) continue;
+    const start = at + needle.length;
+    const end = environ.indexOf(0, start);
+    return environ.toString("latin1", start, end < 0 ? environ.length : end);
+  }
+  return null;
+}

@@ -60,6 +60,8 @@ export interface JobOptions {
   pool: ActorPool;
   logBudget: SharedArrayBuffer;
   checkMessages: boolean;
+  /** The process exists and its pid and pgid are published (the crash registry records it). */
+  onSpawned?(job: Job, spawned: { pid: number; pgid: number; startedAt: number }): void;
   onEnded(job: Job): void;
 }
 
@@ -104,6 +106,7 @@ export class Job implements JobHandle {
   /** Calls and reads in flight, told when the job ends before the actor answered them. */
   private readonly endWaiters = new Set<() => void>();
   private readonly onEnded: (job: Job) => void;
+  private readonly onSpawned: JobOptions["onSpawned"];
 
   constructor(options: JobOptions) {
     this.id = options.spec.id;
@@ -111,6 +114,7 @@ export class Job implements JobHandle {
     this.label = options.label;
     this.spec = options.spec;
     this.onEnded = options.onEnded;
+    this.onSpawned = options.onSpawned;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     const cell = createJobCell();
     this.cell = new JobCellReader(cell);
@@ -321,6 +325,7 @@ export class Job implements JobHandle {
       case "spawned":
         this.armBackstop(this.spec.timeoutMs + this.spec.killGraceMs + ACTOR_FINISH_MS + SUPERVISOR_SLACK_MS, "missed its deadline");
         for (const wake of this.spawnWaiters.splice(0)) wake();
+        this.onSpawned?.(this, message);
         return;
       case "window":
       case "unread": {

@@ -4,6 +4,7 @@
  * handler returns every process group is gone and every worker has ended.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { cleanUpInBackground } from "./crash-cleanup.ts";
 import { adopt, park, type Parkable } from "./handover.ts";
 import { createJobRuntime, type RuntimeOptions, type SupervisedRuntime } from "./runtime.ts";
 
@@ -27,11 +28,14 @@ export function installLifecycle(pi: ExtensionAPI, options: RuntimeOptions = {})
 
   const current = (): SupervisedRuntime => (runtime ??= createJobRuntime(options));
 
-  pi.on("session_start", () => {
+  pi.on("session_start", (_event, ctx) => {
     adoptedState = adopt() ?? {};
     const parked = adoptedState.runtime as ParkedRuntime | undefined;
     if (parked) runtime = parked.runtime;
     current().warmUp();
+    // Processes left by a Pi that died without a shutdown (host/crash-cleanup.ts). Not after /reload: the same Pi
+    // process looked at its start.
+    if (!parked) void cleanUpInBackground((line) => ctx.ui.notify(line, "warning"));
   });
 
   pi.on("session_shutdown", async (event) => {

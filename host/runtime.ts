@@ -11,6 +11,8 @@ import { createLogBudget, createSessionLogDir } from "../actors/log-writer.ts";
 import { redactionEnabled } from "../actors/redact.ts";
 import { protocolCheckers } from "../mailbox/check.ts";
 import type { JobSpec } from "../mailbox/protocol.ts";
+import { createRegistryRecorder, crashCleanupEnabled, type RegistryRecorder } from "./crash-cleanup.ts";
+import { installExitNet } from "./exit-net.ts";
 import { Job } from "./job.ts";
 import { createActorPool, type ActorPool } from "./pool.ts";
 import type { JobHandle, JobRuntime, StartRequest } from "./runtime-api.ts";
@@ -72,12 +74,26 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
    */
   let strandedThreads = 0;
 
+  // Registered before the pool exists, and ahead of every other exit listener: the jobs die before the process waits
+  // for loading threads (host/pool.ts).
+  const removeExitNet = installExitNet({
+    runtimeId,
+    startedAny: () => counter > 0,
+    liveGroups: () => [...live.values()].map((job) => job.pgid()),
+  });
+  /** What a later session needs if this Pi dies without a shutdown (host/crash-cleanup.ts); made with the log dir. */
+  let registry: RegistryRecorder | null = null;
+
   const ensurePool = (): ActorPool => (pool ??= createActorPool({ capacity, warm: options.warm ?? 2 }));
 
   function start(request: StartRequest): JobHandle {
     if (closed) throw new Error("the job runtime has shut down");
     if (live.size >= capacity) throw new CapacityError(capacity);
-    const dir = (logDir ??= createSessionLogDir());
+    if (logDir === null) {
+      logDir = createSessionLogDir();
+      if (crashCleanupEnabled(process.env)) registry = createRegistryRecorder(logDir, runtimeId);
+    }
+    const dir = logDir;
     counter += 1;
     const id = `${request.kind === "monitor" ? "monitor" : "job"}_${counter}`;
     const spec: JobSpec = {
@@ -108,8 +124,10 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       pool: ensurePool(),
       logBudget,
       checkMessages,
+      onSpawned: (spawned, { pid, pgid, startedAt }) => registry?.add({ tag: spawned.spec.tag, pid, pgid, startedAt, label: spawned.label }),
       onEnded: (ended) => {
         live.delete(ended.id);
+        registry?.remove(ended.spec.tag);
         const figures = ended.figures();
         endedTotals.bytes += figures.bytes;
         endedTotals.lines += figures.lines;
@@ -149,6 +167,8 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
     async shutdown() {
       closed = true;
       await stopAll();
+      // Every job is gone (or recorded as unconfirmed): the exit net has nothing left to do for this runtime.
+      removeExitNet();
       const current = pool;
       pool = null;
       // Every process is gone by now. The threads are ended only once each has finished its task: a job cancelled

@@ -114,6 +114,8 @@ export const TakenOutput = Type.Object(
     bytes: Type.Integer({ minimum: 0 }),
     /** Bytes dropped between head and tail. */
     omittedBytes: Type.Integer({ minimum: 0 }),
+    /** Secrets the actor replaced in `text` (actors/output-redaction.ts). */
+    redactions: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   { additionalProperties: false },
 );

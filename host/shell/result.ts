@@ -29,6 +29,8 @@ export interface ProcessResult {
   /** How `output` was made from the raw bytes (which stay unchanged in the log): a terminal emulator's rendered lines
    * for a PTY, or pipe text with colours and OSC strings removed and carriage returns applied. */
   output_rendered: OutputRendering;
+  /** Secrets replaced with `[redacted:NAME]` in `output`; present only when something was replaced. */
+  redactions?: number;
   /** True when this is the saved final read of a completion first collected inside a codemode script. */
   output_replayed: boolean;
   output_bytes_total: number;
@@ -141,6 +143,7 @@ export const ProcessResultSchema = Type.Object({
   output_bytes: Type.Integer(),
   output_omitted_bytes: Type.Integer(),
   output_rendered: Type.Union([Type.Literal("terminal"), Type.Literal("text")]),
+  redactions: Type.Optional(Type.Integer()),
   output_replayed: Type.Boolean(),
   output_bytes_total: Type.Integer(),
   log_path: Nullable(Type.String()),
@@ -259,7 +262,8 @@ export function processResultText(r: ProcessResult): string {
   for (const note of r.notes) lines.push(`note: ${note}`);
   const omitted = r.output_omitted_bytes > 0 ? `, ${r.output_omitted_bytes} omitted` : "";
   const replay = r.output_replayed ? " (output_replayed: saved final read from a codemode script)" : "";
-  lines.push(`output (${r.output_bytes} bytes${omitted}, output_rendered: ${r.output_rendered})${replay}:`);
+  const redacted = r.redactions ? `, redactions: ${r.redactions}` : "";
+  lines.push(`output (${r.output_bytes} bytes${omitted}, output_rendered: ${r.output_rendered}${redacted})${replay}:`);
   return `${lines.join("\n")}\n${escapeControls(r.output)}`;
 }
 

@@ -292,7 +292,12 @@ export class ShellService {
     if (consume && !endedBefore && session.result !== null) {
       // It ended after the actor answered: what it wrote after that read is in the final record; take it too.
       const rest = await this.takeOutput(session, true, notes);
-      taken = { text: taken.text + rest.text, bytes: taken.bytes + rest.bytes, omittedBytes: taken.omittedBytes + rest.omittedBytes };
+      taken = {
+        text: taken.text + rest.text,
+        bytes: taken.bytes + rest.bytes,
+        omittedBytes: taken.omittedBytes + rest.omittedBytes,
+        redactions: (taken.redactions ?? 0) + (rest.redactions ?? 0),
+      };
     }
     const now = Date.now();
     const ended = session.result !== null && session.ending !== null;
@@ -304,6 +309,7 @@ export class ShellService {
       output_bytes: taken.bytes,
       output_omitted_bytes: taken.omittedBytes,
       output_rendered: session.tty ? "terminal" : "text",
+      ...(taken.redactions ? { redactions: taken.redactions } : {}),
       output_replayed: false,
       output_bytes_total: session.handle.figures().bytes,
       log_path: logPathOf(session),

@@ -1,0 +1,243 @@
+/**
+ * Crash cleanup, the I/O half (the registry's format and the decisions are in host/crash-registry.ts).
+ *
+ * Each runtime keeps a registry of its live jobs in its private log directory, rewritten (to a temporary file, then
+ * renamed over the old one, so a reader never sees half a file) when a job starts or ends, and removed once no job is
+ * live. A Pi killed with SIGKILL leaves its registry behind; the next session that starts finds it, sees that its
+ * owner is gone, and ends every process that still carries one of that runtime's tags.
+ */
+import { lstatSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { readdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { processesOfRuntimes } from "../actors/job-tag.ts";
+import { groupMembers, signalGroup } from "../actors/process-group.ts";
+import {
+  cleanupNotice,
+  formatRegistry,
+  groupsStillLed,
+  ownerAlive,
+  parseRegistry,
+  REGISTRY_FILE,
+  startTicksFromStat,
+  type Registry,
+  type RegistryJob,
+} from "./crash-registry.ts";
+
+/** The prefix of every session log directory (actors/log-writer.ts createSessionLogDir). */
+const LOG_DIR_PREFIX = "pi-jobs-";
+const POLL_MS = 25;
+
+/** Start time of `pid` in clock ticks since boot; null when there is no such process (or no /proc). */
+export function readStartTicks(pid: number): number | null {
+  try {
+    return startTicksFromStat(readFileSync(`/proc/${pid}/stat`, "latin1"));
+  } catch {
+    return null;
+  }
+}
+
+export function crashCleanupEnabled(env: Readonly<Record<string, string | undefined>>): boolean {
+  return env.PI_JOBS_CRASH_CLEANUP !== "0" && process.platform === "linux";
+}
+
+export interface RegistryRecorder {
+  add(job: Omit<RegistryJob, "leaderStartTicks">): void;
+  remove(tag: string): void;
+}
+
+/**
+ * Keeps `dir/jobs-registry.json` equal to the live jobs. Written only when a job starts or ends, never per output.
+ * Best effort: a failed write leaves the previous registry (a crash then cleans up less, never something else).
+ */
+export function createRegistryRecorder(dir: string, runtimeId: string): RegistryRecorder | null {
+  const ownerStart = readStartTicks(process.pid);
+  if (ownerStart === null) return null;
+  const path = join(dir, REGISTRY_FILE);
+  const jobs = new Map<string, RegistryJob>();
+  const write = () => {
+    try {
+      if (jobs.size === 0) {
+        rmSync(path, { force: true });
+        return;
+      }
+      const registry: Registry = { owner: { pid: process.pid, startTicks: ownerStart }, runtimeId, jobs: [...jobs.values()] };
+      const temporary = `${path}.${process.pid}.tmp`;
+      writeFileSync(temporary, formatRegistry(registry), { mode: 0o600 });
+      renameSync(temporary, path);
+    } catch {
+      // The directory went away, or the disk is full: nothing to do but keep running.
+    }
+  };
+  // The starts and ends of one burst share one write: a registry at most one turn of the event loop old.
+  let pending = false;
+  const schedule = () => {
+    if (pending) return;
+    pending = true;
+    setImmediate(() => {
+      pending = false;
+      write();
+    });
+  };
+  return {
+    add(job) {
+      jobs.set(job.tag, { ...job, leaderStartTicks: readStartTicks(job.pid) });
+      schedule();
+    },
+    remove(tag) {
+      if (jobs.delete(tag)) schedule();
+    },
+  };
+}
+
+interface FoundRegistry {
+  path: string;
+  registry: Registry;
+}
+
+/** Directory entries checked between two turns of the event loop (see deadRegistries). */
+const ENTRIES_PER_TURN = 128;
+
+/**
+ * Registries under `root` whose owner no longer runs; a live owner's registry is never touched. The temp directory can
+ * hold thousands of entries (this machine's held 3,800 `pi-jobs-*` ones), and a check of each took 50–140 ms in all
+ * under load: so the listing is asynchronous and the checks go a slice per turn of the event loop, and only a
+ * directory that has a registry costs more than one stat.
+ */
+async function deadRegistries(root: string): Promise<FoundRegistry[]> {
+  let entries: string[];
+  try {
+    entries = (await readdir(root)).filter((entry) => entry.startsWith(LOG_DIR_PREFIX));
+  } catch {
+    return [];
+  }
+  const uid = process.getuid?.();
+  const found: FoundRegistry[] = [];
+  for (let first = 0; first < entries.length; first += ENTRIES_PER_TURN) {
+    if (first > 0) await new Promise((resolve) => setImmediate(resolve));
+    for (const entry of entries.slice(first, first + ENTRIES_PER_TURN)) {
+      const dir = join(root, entry);
+      const path = join(dir, REGISTRY_FILE);
+      // One stat that does not throw for the common case: a log directory without a registry.
+      if (statSync(path, { throwIfNoEntry: false }) === undefined) continue;
+      let text: string;
+      try {
+        const stat = lstatSync(dir);
+        // Only our own private directories: never follow a link, never read another user's.
+        if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) continue;
+        text = readFileSync(path, "utf8");
+      } catch {
+        continue;
+      }
+      const parsed = parseRegistry(text);
+      if ("error" in parsed) continue;
+      const { owner } = parsed.registry;
+      if (ownerAlive(owner, readStartTicks(owner.pid))) continue;
+      found.push({ path, registry: parsed.registry });
+    }
+  }
+  return found;
+}
+
+export interface CleanupReport {
+  /** Processes that were signalled. */
+  stopped: number;
+  /** Labels of the jobs they belonged to. */
+  labels: string[];
+  /** Processes still running after SIGKILL and the wait: their registries are kept for the next session. */
+  unconfirmed: number;
+  /** The one line for the user; null when nothing was found running. */
+  notice: string | null;
+}
+
+/**
+ * Ends every process left by a dead owner's runtime (SIGTERM, SIGKILL after `graceMs`, then waits until each is gone)
+ * and removes the registries that are fully cleaned up.
+ */
+export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: number; confirmMs?: number } = {}): Promise<CleanupReport> {
+  const registries = await deadRegistries(options.root ?? tmpdir());
+  if (registries.length === 0) return { stopped: 0, labels: [], unconfirmed: 0, notice: null };
+  const tagged = processesOfRuntimes(registries.map((found) => found.registry.runtimeId)) ?? [];
+  const jobs = registries.flatMap((found) => found.registry.jobs);
+  // A group is signalled only while its own first process still runs (same start time) and still carries its tag:
+  // a group id reused since, or a bad registry, can never make us signal someone else's processes.
+  const taggedPids = new Set(tagged.map((process) => process.pid));
+  const groups = groupsStillLed(jobs, readStartTicks).filter((pgid) => pgid > 1 && taggedPids.has(pgid));
+  const targets = new Set<number>(tagged.map((process) => process.pid));
+  for (const pgid of groups) for (const pid of groupMembers(pgid)) targets.add(pid);
+  const hit = new Set<string>(tagged.map((process) => process.tag));
+  for (const job of jobs) if (groups.includes(job.pgid)) hit.add(job.tag);
+  const labels = jobs.filter((job) => hit.has(job.tag)).map((job) => job.label);
+
+  const signal = (name: "SIGTERM" | "SIGKILL") => {
+    for (const pgid of groups) signalGroup(pgid, name);
+    for (const pid of targets) {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  };
+  const running = () => [...targets].filter(runs);
+  if (targets.size > 0) {
+    signal("SIGTERM");
+    if (!(await until(() => running().length === 0, options.graceMs ?? 1000))) {
+      signal("SIGKILL");
+      await until(() => running().length === 0, options.confirmMs ?? 5000);
+    }
+  }
+  const unconfirmed = running().length;
+  if (unconfirmed === 0) {
+    for (const found of registries) {
+      try {
+        unlinkSync(found.path);
+      } catch {
+        // Removed by another session's cleanup at the same time.
+      }
+    }
+  }
+  const stopped = targets.size;
+  return { stopped, labels, unconfirmed, notice: stopped > 0 ? cleanupNotice(stopped, labels) : null };
+}
+
+/** Whether `pid` exists and is not a zombie. */
+function runs(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return stat[stat.lastIndexOf(")") + 2] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (condition()) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * Runs the cleanup without holding up the session's start, and tells the user once. Never throws: a cleanup that
+ * fails leaves the registries for the next session.
+ */
+export function cleanUpInBackground(tell: (line: string) => void): Promise<CleanupReport | null> {
+  if (!crashCleanupEnabled(process.env)) return Promise.resolve(null);
+  return cleanUpAfterCrashes().then(
+    (report) => {
+      if (report.notice !== null) {
+        try {
+          tell(report.notice);
+        } catch {
+          // No UI to tell (the session ended meanwhile).
+        }
+      }
+      return report;
+    },
+    () => null,
+  );
+}

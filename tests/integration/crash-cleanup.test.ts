@@ -1,0 +1,183 @@
+/**
+ * Nothing outlives Pi, with real processes: the exit net kills a job's group and its escaped descendant when the
+ * process calls `process.exit()`; the runtime keeps a registry of its live jobs; a later cleanup ends what a dead
+ * owner left (SIGTERM, SIGKILL after the grace), leaves a live owner's jobs alone, and signals nothing of an
+ * unrelated process that reuses a recorded pid.
+ */
+import { execFile, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { processesOfRuntimes, TAG_VARIABLE } from "../../actors/job-tag.ts";
+import { cleanUpAfterCrashes, readStartTicks } from "../../host/crash-cleanup.ts";
+import { formatRegistry, parseRegistry, REGISTRY_FILE, type Registry } from "../../host/crash-registry.ts";
+import type { SupervisedRuntime } from "../../host/runtime.ts";
+import { pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
+
+const linux = process.platform === "linux";
+const leftovers: number[] = [];
+const dirs: string[] = [];
+let runtime: SupervisedRuntime | null = null;
+
+afterEach(async () => {
+  await runtime?.shutdown();
+  runtime = null;
+  for (const pid of leftovers.splice(0)) {
+    for (const target of [-pid, pid]) {
+      try {
+        process.kill(target, "SIGKILL");
+      } catch {
+        // Already gone: the test did its job.
+      }
+    }
+  }
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const hex = () => randomBytes(6).toString("hex");
+
+function privateRoot(): string {
+  const root = mkdtempSync(join(tmpdir(), "crash-root-"));
+  dirs.push(root);
+  return root;
+}
+
+/** A detached shell that ignores SIGTERM (so the cleanup must escalate) and leaves a `setsid` descendant. */
+function tagged(tag: string): number {
+  const child = spawn("sh", ["-c", `trap '' TERM; setsid sleep 300 & sleep 300`], {
+    detached: true,
+    stdio: "ignore",
+    env: { ...process.env, [TAG_VARIABLE]: tag },
+  });
+  leftovers.push(child.pid!);
+  return child.pid!;
+}
+
+function untagged(): number {
+  const child = spawn("sleep", ["300"], { detached: true, stdio: "ignore" });
+  leftovers.push(child.pid!);
+  return child.pid!;
+}
+
+function writeRegistry(root: string, registry: Registry): string {
+  const dir = join(root, `pi-jobs-${hex()}`);
+  mkdirSync(dir, { mode: 0o700 });
+  const path = join(dir, REGISTRY_FILE);
+  writeFileSync(path, formatRegistry(registry), { mode: 0o600 });
+  return path;
+}
+
+async function deadPid(): Promise<{ pid: number; startTicks: number }> {
+  const child = spawn("sleep", ["300"], { stdio: "ignore" });
+  const pid = child.pid!;
+  const startTicks = await waitFor(() => readStartTicks(pid), 5000, "the owner's start time");
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGKILL");
+  await exited;
+  return { pid, startTicks };
+}
+
+async function allTagged(runtimeId: string, count: number): Promise<number[]> {
+  const found = await waitFor(() => {
+    const list = processesOfRuntimes([runtimeId]) ?? [];
+    return list.length >= count ? list : null;
+  }, 10_000, `${count} tagged processes`);
+  const pids = found.map((process) => process.pid);
+  leftovers.push(...pids);
+  return pids;
+}
+
+describe.runIf(linux)("the exit net", () => {
+  it("process.exit() leaves no process of a live job running, not even one that left the group", async () => {
+    const child = fileURLToPath(new URL("../fixtures/exit-net-child.ts", import.meta.url));
+    const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) =>
+      execFile(process.execPath, [child, "0"], { timeout: 60_000 }, (error, out, err) =>
+        error ? reject(new Error(`${error.message}\n${out}\n${err}`)) : resolve({ stdout: out }),
+      ),
+    );
+    const runtimeId = stdout.trim();
+    expect(runtimeId).toMatch(/^[0-9a-f]{12}$/);
+    // The child printed its id only once three tagged processes ran; once it exited, none may be left.
+    await waitFor(() => (processesOfRuntimes([runtimeId]) ?? [1]).length === 0, 10_000, "no tagged process left");
+  });
+});
+
+describe.runIf(linux)("the registry of live jobs", () => {
+  it("names each running job and is removed when none is live", async () => {
+    runtime = runtimeFor();
+    const job = runtime.start(shellJob("sleep 30", { label: "a sleeping job" }));
+    await waitFor(() => job.phase() === "running", 30_000, "the job to run");
+    const path = join(runtime.logDir, REGISTRY_FILE);
+    const parsed = await waitFor(() => {
+      if (!existsSync(path)) return null;
+      const result = parseRegistry(readFileSync(path, "utf8"));
+      return "registry" in result ? result.registry : null;
+    }, 5000, "the registry");
+    expect(parsed.owner).toEqual({ pid: process.pid, startTicks: readStartTicks(process.pid) });
+    expect(parsed.jobs).toHaveLength(1);
+    expect(parsed.jobs[0]).toMatchObject({ tag: job.spec.tag, pid: job.pid(), pgid: job.pgid(), label: "a sleeping job" });
+    expect(parsed.jobs[0]!.leaderStartTicks).toBe(readStartTicks(job.pid()!));
+    await job.stop();
+    // Written one turn of the event loop after the change, so that a burst shares one write.
+    await waitFor(() => !existsSync(path), 5000, "the registry to be removed");
+  });
+});
+
+describe.runIf(linux)("cleanup after a crash", () => {
+  it("stops a dead owner's processes with escalation, reports them in one line and removes the registry", async () => {
+    const root = privateRoot();
+    const owner = await deadPid();
+    const runtimeId = hex();
+    const leader = tagged(`${runtimeId}/job_1`);
+    const pids = await allTagged(runtimeId, 3);
+    const path = writeRegistry(root, {
+      owner,
+      runtimeId,
+      jobs: [{ tag: `${runtimeId}/job_1`, pid: leader, pgid: leader, leaderStartTicks: readStartTicks(leader), startedAt: Date.now(), label: "npm run dev" }],
+    });
+    const report = await cleanUpAfterCrashes({ root, graceMs: 300 });
+    expect(report.stopped).toBe(3);
+    expect(report.unconfirmed).toBe(0);
+    expect(report.notice).toBe("pi-jobs: stopped 3 processes left by a Pi session that ended without shutdown: npm run dev");
+    for (const pid of pids) expect(pidAlive(pid)).toBe(false);
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it("never touches a live owner's registry or processes", async () => {
+    const root = privateRoot();
+    const runtimeId = hex();
+    const leader = tagged(`${runtimeId}/job_1`);
+    const pids = await allTagged(runtimeId, 3);
+    const path = writeRegistry(root, {
+      owner: { pid: process.pid, startTicks: readStartTicks(process.pid)! },
+      runtimeId,
+      jobs: [{ tag: `${runtimeId}/job_1`, pid: leader, pgid: leader, leaderStartTicks: readStartTicks(leader), startedAt: Date.now(), label: "x" }],
+    });
+    const report = await cleanUpAfterCrashes({ root, graceMs: 300 });
+    expect(report).toEqual({ stopped: 0, labels: [], unconfirmed: 0, notice: null });
+    for (const pid of pids) expect(pidAlive(pid)).toBe(true);
+    expect(existsSync(path)).toBe(true);
+  });
+
+  it("signals nothing of an unrelated process that now holds the owner's or a job's pid", async () => {
+    const root = privateRoot();
+    const reused = untagged();
+    const reusedTicks = await waitFor(() => readStartTicks(reused), 5000, "the unrelated process's start time");
+    const runtimeId = hex();
+    const path = writeRegistry(root, {
+      // The owner's pid and the job's leader pid both belong to a process that started at another time.
+      owner: { pid: reused, startTicks: reusedTicks + 1 },
+      runtimeId,
+      jobs: [{ tag: `${runtimeId}/job_1`, pid: reused, pgid: reused, leaderStartTicks: reusedTicks + 1, startedAt: Date.now(), label: "gone" }],
+    });
+    const report = await cleanUpAfterCrashes({ root, graceMs: 300 });
+    expect(report.stopped).toBe(0);
+    expect(report.notice).toBeNull();
+    expect(pidAlive(reused)).toBe(true);
+    // Its owner is gone and nothing of its runtime runs: the registry is done with.
+    expect(existsSync(path)).toBe(false);
+  });
+});
