@@ -14,6 +14,7 @@
  * pattern first), and the matcher's own limits (line, queue, errors) decide as failures.
  */
 import type { Completion, LineSource, MonitorOutcome } from "../mailbox/monitor.ts";
+import { incompleteSuffix } from "../shared/utf8.ts";
 
 /** The bounds a reported hit is held to, in UTF-8 bytes. */
 export const HIT_LIMITS = {
@@ -288,8 +289,8 @@ export function clipUtf8(text: string, maxBytes: number): { text: string; bytes:
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes <= maxBytes) return { text, bytes, clipped: false };
   const encoded = Buffer.from(text, "utf8");
-  let cut = Math.max(0, maxBytes);
-  // Step back off continuation bytes so the cut never splits a character.
-  while (cut > 0 && ((encoded[cut] as number) & 0xc0) === 0x80) cut--;
+  const limit = Math.max(0, maxBytes);
+  // The cut never splits a character.
+  const cut = limit - incompleteSuffix(encoded, limit);
   return { text: encoded.toString("utf8", 0, cut), bytes: cut, clipped: true };
 }

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
-const WORKER_DIRS = ["actors", "mailbox"];
+const WORKER_DIRS = ["actors", "mailbox", "shared"];
 
 /** True when every worker-side source has a compiled file at least as new as itself. */
 export function compiledWorkersFresh(): boolean {
