@@ -168,7 +168,6 @@ class JobActor implements ActorControl {
     proc.onData((source, chunk) => this.onData(source, chunk));
     const drained = new Promise<void>((resolve) => proc.onDrained(resolve));
     this.timeout = setTimeout(() => void this.requestStop("timeout", "SIGTERM"), this.spec.timeoutMs);
-    this.injectFault();
 
     await exited;
     // Whatever is left in the pipes is bounded (the kernel's buffers), and it must all be read before the job can end:
@@ -336,22 +335,6 @@ class JobActor implements ActorControl {
     this.mailbox.close();
     this.controlPort.close();
     return result;
-  }
-
-  private injectFault(): void {
-    if (this.spec.fault === "crash") {
-      // A real uncaught exception: the thread dies and the supervisor must clean up after it.
-      setTimeout(() => {
-        throw new Error("injected actor crash");
-      }, 20);
-    } else if (this.spec.fault === "hang") {
-      setTimeout(() => {
-        const until = Number.POSITIVE_INFINITY;
-        while (performance.now() < until) {
-          // An actor stuck in a loop: no timer of its own can fire again.
-        }
-      }, 20);
-    }
   }
 
   // ── ActorControl (comlink) ────────────────────────────────────────────────────────────────────────────────────

@@ -34,8 +34,6 @@ export interface StartRequest {
   unread?: { headBytes: number; tailBytes: number } | null;
   /** Human label for lists and the console. */
   label: string;
-  /** Fault injection for the runtime's own tests. */
-  fault?: JobSpec["fault"];
 }
 
 /** `starting` until the process exists (its pid is published), `running` from then on, `ended` once reported. */

@@ -26,6 +26,8 @@ export interface RuntimeOptions {
   retain?: { maxBytes: number; maxLines: number };
   /** Check every mailbox message against its schema (development and tests). */
   checkMessages?: boolean;
+  /** The actor threads' entry module; tests wrap the real one (actors/actor-thread.ts) to inject faults. */
+  actorEntry?: URL;
 }
 
 export const DEFAULT_CAPACITY = 64;
@@ -72,7 +74,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
    */
   let strandedThreads = 0;
 
-  const ensurePool = (): ActorPool => (pool ??= createActorPool({ capacity, warm: options.warm ?? 2 }));
+  const ensurePool = (): ActorPool => (pool ??= createActorPool({ capacity, warm: options.warm ?? 2, entry: options.actorEntry }));
 
   function start(request: StartRequest): JobHandle {
     if (closed) throw new Error("the job runtime has shut down");
@@ -96,7 +98,6 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       contract: request.contract ?? null,
       // Read per job, so a test (or a future toggle) that changes the variable applies to the next job.
       redact: redactionEnabled(process.env),
-      fault: request.fault ?? null,
     };
     // The actor threads do not check messages (host/pool.ts): the spec is checked here, where a bad one is refused.
     const invalid = checkMessages ? protocolCheckers().jobSpec(spec) : null;
