@@ -38,6 +38,7 @@ import { stopGroup, type StopOptions } from "./process-group.ts";
 import { spawnProcess, SpawnError, type ProcessIo } from "./process-io.ts";
 import { createOutputText, type OutputText } from "./output-text.ts";
 import { ALL_UNREAD } from "./unread-output.ts";
+import type { ProcessEnd } from "./contract.ts";
 
 /** How long after the group is gone we still wait for the streams to close before abandoning them. */
 const STREAM_CLOSE_WAIT_MS = 1000;
@@ -387,7 +388,8 @@ class JobActor implements ActorControl {
   }
 }
 
-function monitorCause(cause: EndCause) {
+/** The cause the monitor contract settles on; the supervisor's own causes never reach a running actor. */
+function monitorCause(cause: EndCause): ProcessEnd["cause"] {
   switch (cause) {
     case "exit":
     case "contract":
