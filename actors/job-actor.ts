@@ -28,6 +28,7 @@ import type {
   StopSignal,
   WriteAck,
 } from "../mailbox/protocol.ts";
+import { HEARTBEAT_MS, STREAM_CLOSE_WAIT_MS } from "../mailbox/timings.ts";
 import { Comlink, createNodeEndpoint } from "./comlink-endpoint.ts";
 import { countNewlines } from "./framing.ts";
 import { openLogWriter, type LogWriter } from "./log-writer.ts";
@@ -39,11 +40,6 @@ import { spawnProcess, SpawnError, type ProcessIo } from "./process-io.ts";
 import { createOutputText, type OutputText } from "./output-text.ts";
 import { ALL_UNREAD } from "./unread-output.ts";
 import type { ProcessEnd } from "./contract.ts";
-
-/** How long after the group is gone we still wait for the streams to close before abandoning them. */
-const STREAM_CLOSE_WAIT_MS = 1000;
-/** How often the actor bumps its heartbeat in the cell (the host's evidence that a slow actor is still alive). */
-const HEARTBEAT_MS = 250;
 
 export interface ActorTaskResult {
   id: string;
