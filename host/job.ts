@@ -54,6 +54,7 @@ const NOTHING_TAKEN: TakenOutput = { text: "", bytes: 0, omittedBytes: 0 };
 
 export interface JobOptions {
   spec: JobSpec;
+  number: number;
   kind: JobKind;
   label: string;
   pool: ActorPool;
@@ -71,6 +72,7 @@ type PendingRead =
 
 export class Job implements JobHandle {
   readonly id: string;
+  readonly number: number;
   readonly kind: JobKind;
   readonly label: string;
   readonly spec: JobSpec;
@@ -106,6 +108,7 @@ export class Job implements JobHandle {
 
   constructor(options: JobOptions) {
     this.id = options.spec.id;
+    this.number = options.number;
     this.kind = options.kind;
     this.label = options.label;
     this.spec = options.spec;

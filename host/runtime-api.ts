@@ -53,7 +53,10 @@ export interface JobFigures {
 }
 
 export interface JobHandle {
+  /** `monitor_N` or `job_N`: the name of the job's log file too. */
   readonly id: string;
+  /** N: the job's number among the runtime's jobs of its kind, which the tools show (`monitor_N`, session N). */
+  readonly number: number;
   readonly kind: JobKind;
   readonly label: string;
   readonly spec: JobSpec;

@@ -62,7 +62,8 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   const live = new Map<string, Job>();
   /** Pool tasks not settled yet, of live and ended jobs alike. */
   const tasks = new Set<Promise<void>>();
-  let counter = 0;
+  /** Jobs started so far, per kind: a job's number within its kind is its id's number. */
+  const started: Record<StartRequest["kind"], number> = { monitor: 0, shell: 0 };
   /** Output of the jobs that have ended; a live job's own figures are read from its cell. */
   const endedTotals = { bytes: 0, lines: 0 };
   /** Names this runtime in every job's tag (actors/job-tag.ts), so two Pi sessions never claim each other's processes. */
@@ -80,8 +81,10 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
     if (closed) throw new Error("the job runtime has shut down");
     if (live.size >= capacity) throw new CapacityError(capacity);
     const dir = (logDir ??= createSessionLogDir());
-    counter += 1;
-    const id = `${request.kind === "monitor" ? "monitor" : "job"}_${counter}`;
+    // One id per job wherever a user sees it: the tools' `monitor_N` and shell session N (`job_N`), the log file and
+    // the console all name the job by its number within its kind.
+    const number = started[request.kind] + 1;
+    const id = `${request.kind === "monitor" ? "monitor" : "job"}_${number}`;
     const spec: JobSpec = {
       id,
       tag: `${runtimeId}/${id}`,
@@ -102,8 +105,10 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
     // The actor threads do not check messages (host/pool.ts): the spec is checked here, where a bad one is refused.
     const invalid = checkMessages ? protocolCheckers().jobSpec(spec) : null;
     if (invalid) throw new Error(`pi-jobs: invalid job spec: ${invalid}`);
+    started[request.kind] = number;
     const job = new Job({
       spec,
+      number,
       kind: request.kind,
       label: request.label,
       pool: ensurePool(),

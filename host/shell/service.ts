@@ -129,7 +129,8 @@ export class ShellService {
       throw new ShellToolError(`exec_command refused: ${(error as Error).message}`);
     }
     const session = createSession({
-      id: registry.allocateId(),
+      // The runtime's number for the job: session N writes its log to `job_N`.
+      id: handle.number,
       handle,
       cmd: request.cmd,
       tty: request.tty,

@@ -22,6 +22,15 @@ function text(job: { retained(): { lines: { text: string }[] } }): string[] {
 }
 
 describe("job runtime", () => {
+  it("numbers jobs 1, 2, 3… within their kind, and names each log file by the job's id", async () => {
+    runtime = runtimeFor();
+    const jobs = [shellJob("true"), { ...shellJob("true"), kind: "monitor" as const, contract: { resultPattern: "x", failurePattern: null, completion: "exit" as const } }, shellJob("true"), shellJob("true")].map(
+      (request) => runtime!.start(request),
+    );
+    expect(jobs.map((job) => [job.id, job.number])).toEqual([["job_1", 1], ["monitor_1", 1], ["job_2", 2], ["job_3", 3]]);
+    for (const job of jobs) expect((await job.done).log.path).toMatch(new RegExp(`/${job.id}$`));
+  });
+
   it("runs a noisy command to its end and counts every byte and line", async () => {
     runtime = runtimeFor();
     const job = runtime.start(shellJob("seq 1 200000; echo done >&2"));
