@@ -14,6 +14,8 @@
  * pattern first), and the matcher's own limits (line, queue, errors) decide as failures.
  */
 import type { Completion, LineSource, MonitorOutcome } from "../mailbox/monitor.ts";
+import type { EndCause } from "../mailbox/protocol.ts";
+import { incompleteSuffix } from "../shared/utf8.ts";
 
 /** The bounds a reported hit is held to, in UTF-8 bytes. */
 export const HIT_LIMITS = {
@@ -24,9 +26,11 @@ export const HIT_LIMITS = {
   capturesBytes: 32 * 1024,
 } as const;
 
-/** How the process side ended; `contract` means the engine's decision made the actor stop the group. */
-export type EndCause = "exit" | "contract" | "timeout" | "stopped" | "spawn_failed" | "log_quota" | "log_failed";
-export type ProcessEnd = { cause: EndCause; exitCode: number | null; signal: string | null };
+/**
+ * How the process side ended: the job's end cause without the supervisor's own two (an actor that crashed or hung
+ * settles no contract). `contract` means the engine's decision made the actor stop the group.
+ */
+export type ProcessEnd = { cause: Exclude<EndCause, "actor_crashed" | "actor_unresponsive">; exitCode: number | null; signal: string | null };
 
 export type MatchKind = "success" | "failure";
 
@@ -288,8 +292,8 @@ export function clipUtf8(text: string, maxBytes: number): { text: string; bytes:
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes <= maxBytes) return { text, bytes, clipped: false };
   const encoded = Buffer.from(text, "utf8");
-  let cut = Math.max(0, maxBytes);
-  // Step back off continuation bytes so the cut never splits a character.
-  while (cut > 0 && ((encoded[cut] as number) & 0xc0) === 0x80) cut--;
+  const limit = Math.max(0, maxBytes);
+  // The cut never splits a character.
+  const cut = limit - incompleteSuffix(encoded, limit);
   return { text: encoded.toString("utf8", 0, cut), bytes: cut, clipped: true };
 }

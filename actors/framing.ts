@@ -12,6 +12,7 @@
  * slices, about 3.5× faster than a decoder call per short line; V8 may let such a slice share the storage of the
  * chunk's decoded text, which is bounded by the chunk size.
  */
+import { incompleteSuffix } from "../shared/utf8.ts";
 
 export interface FramedRecord<S extends string = string> {
   source: S;
@@ -60,20 +61,6 @@ interface SourceState {
 
 const EMPTY = new Uint8Array(0);
 
-/**
- * Length of the prefix of `bytes[0, length)` that does not end inside a multi-byte sequence still waiting for its
- * continuation bytes. Invalid bytes are left for the decoder to replace; only an incomplete tail is cut.
- */
-function completeLength(bytes: Uint8Array, length: number): number {
-  const floor = Math.max(0, length - 4);
-  let lead = length - 1;
-  while (lead >= floor && ((bytes[lead] as number) & 0xc0) === 0x80) lead--;
-  if (lead < floor) return length;
-  const byte = bytes[lead] as number;
-  const needed = byte >= 0xf8 ? 1 : byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
-  return length - lead < needed ? lead : length;
-}
-
 export function createFramer<S extends string>(options: { maxRecordBytes: number }): Framer<S> {
   const max = options.maxRecordBytes;
   if (!Number.isSafeInteger(max) || max < 1) {
@@ -109,7 +96,7 @@ export function createFramer<S extends string>(options: { maxRecordBytes: number
   };
 
   const decodeHeld = (state: SourceState, cut: boolean): string => {
-    const length = cut ? completeLength(state.held, state.heldLength) : state.heldLength;
+    const length = cut ? state.heldLength - incompleteSuffix(state.held, state.heldLength) : state.heldLength;
     return decoder.decode(state.held.subarray(0, length));
   };
 
@@ -128,7 +115,7 @@ export function createFramer<S extends string>(options: { maxRecordBytes: number
     const bytes = to - from;
     if (bytes <= max) return { source, text: decoder.decode(chunk.subarray(from, to)), bytes, overLimit: false };
     const kept = chunk.subarray(from, from + max);
-    return { source, text: decoder.decode(kept.subarray(0, completeLength(kept, max))), bytes, overLimit: true };
+    return { source, text: decoder.decode(kept.subarray(0, max - incompleteSuffix(kept, max))), bytes, overLimit: true };
   };
 
   /** A record cut from a region decoded at one code unit per byte, so string offsets are byte offsets. */
@@ -144,7 +131,7 @@ export function createFramer<S extends string>(options: { maxRecordBytes: number
     const offset = from - regionStart;
     if (bytes <= max) return { source, text: region.slice(offset, offset + bytes), bytes, overLimit: false };
     // Same cut as the other paths: a lead byte whose sequence lies past the limit is dropped, not replaced.
-    const kept = completeLength(chunk.subarray(from, from + max), max);
+    const kept = max - incompleteSuffix(chunk.subarray(from, from + max), max);
     return { source, text: region.slice(offset, offset + kept), bytes, overLimit: true };
   };
 

@@ -29,6 +29,7 @@ import type {
   StopSignal,
   WriteAck,
 } from "../mailbox/protocol.ts";
+import { HEARTBEAT_MS, STREAM_CLOSE_WAIT_MS } from "../mailbox/timings.ts";
 import { Comlink, createNodeEndpoint } from "./comlink-endpoint.ts";
 import { countNewlines } from "./framing.ts";
 import { openLogWriter, type LogWriter } from "./log-writer.ts";
@@ -40,11 +41,7 @@ import { stopGroup, type StopOptions } from "./process-group.ts";
 import { spawnProcess, SpawnError, type ProcessIo } from "./process-io.ts";
 import { createOutputText, type OutputText } from "./output-text.ts";
 import { ALL_UNREAD } from "./unread-output.ts";
-
-/** How long after the group is gone we still wait for the streams to close before abandoning them. */
-const STREAM_CLOSE_WAIT_MS = 1000;
-/** How often the actor bumps its heartbeat in the cell (the host's evidence that a slow actor is still alive). */
-const HEARTBEAT_MS = 250;
+import type { ProcessEnd } from "./contract.ts";
 
 export interface ActorTaskResult {
   id: string;
@@ -177,7 +174,6 @@ class JobActor implements ActorControl {
     proc.onData((source, chunk) => this.onData(source, chunk));
     const drained = new Promise<void>((resolve) => proc.onDrained(resolve));
     this.timeout = setTimeout(() => void this.requestStop("timeout", "SIGTERM"), this.spec.timeoutMs);
-    this.injectFault();
 
     await exited;
     // Whatever is left in the pipes is bounded (the kernel's buffers), and it must all be read before the job can end:
@@ -353,22 +349,6 @@ class JobActor implements ActorControl {
     return result;
   }
 
-  private injectFault(): void {
-    if (this.spec.fault === "crash") {
-      // A real uncaught exception: the thread dies and the supervisor must clean up after it.
-      setTimeout(() => {
-        throw new Error("injected actor crash");
-      }, 20);
-    } else if (this.spec.fault === "hang") {
-      setTimeout(() => {
-        const until = Number.POSITIVE_INFINITY;
-        while (performance.now() < until) {
-          // An actor stuck in a loop: no timer of its own can fire again.
-        }
-      }, 20);
-    }
-  }
-
   // ── ActorControl (comlink) ────────────────────────────────────────────────────────────────────────────────────
 
   snapshot(): ActorSnapshot {
@@ -419,7 +399,8 @@ class JobActor implements ActorControl {
   }
 }
 
-function monitorCause(cause: EndCause) {
+/** The cause the monitor contract settles on; the supervisor's own causes never reach a running actor. */
+function monitorCause(cause: EndCause): ProcessEnd["cause"] {
   switch (cause) {
     case "exit":
     case "contract":

@@ -10,9 +10,9 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { StopSignal } from "../mailbox/protocol.ts";
 import { signalTagged, taggedProcesses } from "./job-tag.ts";
 
-export type GroupSignal = "SIGTERM" | "SIGKILL" | "SIGINT" | "SIGHUP" | "SIGQUIT";
 
 const IS_LINUX = process.platform === "linux";
 
@@ -41,7 +41,7 @@ function errorCode(error: unknown): string | undefined {
 }
 
 /** Sends `signal` to every member of the group. False when nothing was signalled (the group is gone, or not ours). */
-export function signalGroup(pgid: number, signal: GroupSignal): boolean {
+export function signalGroup(pgid: number, signal: StopSignal): boolean {
   checkGroup(pgid);
   try {
     process.kill(-pgid, signal);
@@ -202,7 +202,7 @@ export async function waitGroupGone(pgid: number, timeoutMs: number): Promise<bo
 }
 
 export interface StopOptions {
-  signal?: GroupSignal;
+  signal?: StopSignal;
   graceMs: number;
   confirmMs?: number;
   /**

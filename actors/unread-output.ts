@@ -7,6 +7,7 @@
  * emulation for a PTY, escape stripping for pipes) can be put between the process and this buffer later.
  */
 import type { SourceName } from "../mailbox/constants.ts";
+import { incompleteSuffix, leadingContinuations } from "../shared/utf8.ts";
 
 export interface TakenOutput {
   /** Decoded text (raw: control characters are escaped later, where the text meets the model). */
@@ -15,34 +16,6 @@ export interface TakenOutput {
   bytes: number;
   /** Bytes dropped between head and tail. */
   omittedBytes: number;
-}
-
-/** Length of a UTF-8 sequence announced by a lead byte, or 0 for a continuation/invalid byte. */
-function sequenceLength(byte: number): number {
-  if (byte < 0x80) return 1;
-  if (byte >= 0xc2 && byte <= 0xdf) return 2;
-  if (byte >= 0xe0 && byte <= 0xef) return 3;
-  if (byte >= 0xf0 && byte <= 0xf4) return 4;
-  return 0;
-}
-
-/** Bytes at the end of `bytes` that start a sequence they do not finish. */
-export function incompleteSuffix(bytes: Uint8Array): number {
-  const end = bytes.length;
-  for (let back = 1; back <= 3 && back <= end; back += 1) {
-    const byte = bytes[end - back]!;
-    if ((byte & 0xc0) === 0x80) continue;
-    const need = sequenceLength(byte);
-    return need > back ? back : 0;
-  }
-  return 0;
-}
-
-/** Continuation bytes at the start of `bytes` (the rest of a character cut off in front). */
-export function leadingContinuations(bytes: Uint8Array): number {
-  let n = 0;
-  while (n < 3 && n < bytes.length && (bytes[n]! & 0xc0) === 0x80) n += 1;
-  return n;
 }
 
 export function omissionMarker(omittedBytes: number): string {

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { bundleWorkers } from "../scripts/bundle-workers.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
-const WORKER_DIRS = ["actors", "mailbox"];
+const WORKER_DIRS = ["actors", "mailbox", "shared"];
 
 /** True when every worker-side source has a compiled file at least as new as itself. */
 export function compiledWorkersFresh(): boolean {

@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { createShellState } from "../host/shell/state.ts";
 import { ShellService } from "../host/shell/service.ts";
-import { benchRuntime, closeRuntime, ms, monitorRequest, round, sampled, sleep, type Row } from "./shared.ts";
+import { installedRuntime, closeRuntime, ms, monitorRequest, round, sampled, sleep, type Row } from "./shared.ts";
 
 const FLOOD = "seq 1 2000000";
 const SENTINEL = "seq 1 2000000; echo __DONE__";
@@ -84,7 +84,7 @@ function naive(command: string): Promise<number> {
 }
 
 async function floods(count: number): Promise<Delay> {
-  const runtime = benchRuntime({ warm: 2 });
+  const runtime = installedRuntime({ warm: 2 });
   try {
     // The threads exist before the window opens: this measures floods, not thread starts.
     await Promise.all(Array.from({ length: count }, () => runtime.start(monitorRequest("true")).done));
@@ -108,7 +108,7 @@ async function naiveFloods(count: number): Promise<Delay> {
 const DONE_CONTRACT = { resultPattern: "__DONE__", failurePattern: null, completion: "match" as const };
 
 async function sentinel(): Promise<Sentinel> {
-  const runtime = benchRuntime({ warm: 2 });
+  const runtime = installedRuntime({ warm: 2 });
   const shell = new ShellService(createShellState(), { runtime: () => runtime, killGraceMs: 500 });
   let calls = 0;
   try {
@@ -137,7 +137,7 @@ async function sentinel(): Promise<Sentinel> {
 
 async function gib(): Promise<Gib> {
   const rawMs = await raw(GIB);
-  const runtime = benchRuntime({ warm: 2 });
+  const runtime = installedRuntime({ warm: 2 });
   try {
     await runtime.start(monitorRequest("true")).done;
     const measured = await window(async () => {

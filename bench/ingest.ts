@@ -13,7 +13,7 @@
 import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import type { SupervisedRuntime } from "../host/runtime.ts";
-import { benchRuntime, closeRuntime, jobRequest, monitorRequest, ms, round, sleep, summarize, type Row, type Summary } from "./shared.ts";
+import { installedRuntime, closeRuntime, jobRequest, monitorRequest, ms, round, sleep, summarize, type Row, type Summary } from "./shared.ts";
 
 const LINES = 2_000_000;
 const COMMAND = `seq 1 ${LINES}`;
@@ -90,7 +90,7 @@ export async function benchIngest(): Promise<IngestResult> {
   const wall: Record<Variant, number[]> = { rawDevNull: [], rawPipe: [], shellJob: [], monitorJob: [] };
   const cpu: Record<Variant, number[]> = { rawDevNull: [], rawPipe: [], shellJob: [], monitorJob: [] };
   let bytes = 0;
-  const runtime = benchRuntime();
+  const runtime = installedRuntime();
   try {
     runtime.warmUp();
     await sleep(1500);

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import type { JobHandle } from "../host/runtime-api.ts";
 import type { SupervisedRuntime } from "../host/runtime.ts";
 import { withCompiledWorkers } from "./compiled.ts";
-import { benchRuntime, closeRuntime, jobRequest, monitorRequest, ms, round, sleep, summarize, waitFor, type Row, type Summary } from "./shared.ts";
+import { installedRuntime, closeRuntime, jobRequest, monitorRequest, ms, round, sleep, summarize, waitFor, type Row, type Summary } from "./shared.ts";
 
 const SEQUENTIAL = 30;
 const FIRST_ON_WARM = 5;
@@ -107,7 +107,7 @@ async function sequential(runtime: SupervisedRuntime, kind: "shell" | "monitor")
 
 /** A fresh runtime whose warm threads have had time to load, so the measured start is the first on its thread. */
 async function loadedRuntime(): Promise<SupervisedRuntime> {
-  const runtime = benchRuntime();
+  const runtime = installedRuntime();
   runtime.warmUp();
   await waitFor(() => runtime.threads() >= 2, 30_000, "warm threads");
   await sleep(1500);

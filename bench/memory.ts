@@ -13,7 +13,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { JobKind } from "../host/runtime-api.ts";
-import { benchRuntime, closeRuntime, jobRequest, mb, monitorRequest, sleep, waitFor, type Row } from "./shared.ts";
+import { installedRuntime, closeRuntime, jobRequest, mb, monitorRequest, sleep, waitFor, type Row } from "./shared.ts";
 
 const ACTORS = 32;
 const WARM = 2;
@@ -61,7 +61,7 @@ async function settledRss(): Promise<number> {
 }
 
 async function measureKind(kind: JobKind, workers: WorkerForm): Promise<MemoryReading> {
-  const runtime = benchRuntime({ warm: WARM });
+  const runtime = installedRuntime({ warm: WARM });
   try {
     const before = await settledRss();
     runtime.warmUp();

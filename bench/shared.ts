@@ -2,55 +2,14 @@
  * What every benchmark needs: a runtime configured the way an installed copy runs, job requests, small waits,
  * sample statistics and the facts of the machine the figures came from.
  */
-import { readFileSync, rmSync } from "node:fs";
-import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { readFileSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Bench } from "tinybench";
-import { createJobRuntime, type RuntimeOptions, type SupervisedRuntime } from "../host/runtime.ts";
-import type { StartRequest } from "../host/runtime-api.ts";
-import type { MonitorContract } from "../mailbox/monitor.ts";
 
+// The runtime and the job requests are the tests' fixtures: the benchmarks measure what the tests exercise.
+export { installedRuntime, closeRuntime, jobRequest, MONITOR_LOG_BYTES, monitorRequest, NEVER_MATCHES } from "../tests/fixtures/jobs.ts";
 export { sleep };
-
-/** A contract whose pattern never matches: every line is framed and tested, and the run ends with the process. */
-export const NEVER_MATCHES: MonitorContract = { resultPattern: "NEVER_MATCHES_THIS", failurePattern: null, completion: "exit" };
-
-/** The log quota the monitor tool gives each monitor (host/monitor/service.ts). */
-export const MONITOR_LOG_BYTES = 16 * 1024 * 1024;
-
-/**
- * A runtime as an installed copy runs it: mailbox schema checks off (they are a development aid, see
- * docs/decisions.md), and a log budget large enough that repeated runs never end a job on the session quota.
- */
-export function benchRuntime(options: RuntimeOptions = {}): SupervisedRuntime {
-  return createJobRuntime({ checkMessages: false, logBudgetBytes: 64 * 1024 * 1024 * 1024, ...options });
-}
-
-/** Shuts the runtime down and removes the logs its jobs wrote, so a run leaves no gigabytes behind in tmp. */
-export async function closeRuntime(runtime: SupervisedRuntime): Promise<void> {
-  await runtime.shutdown();
-  // Retries: an actor cancelled while its thread booted may still be closing its log file.
-  if (runtime.logDir !== "") rmSync(runtime.logDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
-}
-
-export function jobRequest(command: string, overrides: Partial<StartRequest> = {}): StartRequest {
-  return {
-    kind: "shell",
-    command,
-    shell: "/bin/sh",
-    cwd: tmpdir(),
-    io: { kind: "pipes", stdin: false },
-    timeoutMs: 120_000,
-    killGraceMs: 1000,
-    log: { maxBytes: MONITOR_LOG_BYTES, onQuota: "truncate" },
-    label: command.slice(0, 40),
-    ...overrides,
-  };
-}
-
-export function monitorRequest(command: string, overrides: Partial<StartRequest> = {}): StartRequest {
-  return jobRequest(command, { kind: "monitor", contract: NEVER_MATCHES, ...overrides });
-}
 
 export async function waitFor(probe: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = performance.now() + timeoutMs;

@@ -2,7 +2,7 @@
  * `node bench/shutdown-stress.ts [runs]`: burst-then-quit 20 times (by default), 64 jobs each (pipes, PTYs and
  * monitors), the shutdown 50–600 ms into the burst. Prints each run and exits non-zero if any process survived.
  */
-import { burstThenShutdown } from "./burst.ts";
+import { burstThenShutdown } from "../tests/fixtures/burst.ts";
 
 const runs = Number(process.argv[2] ?? 20);
 let leaked = 0;

@@ -9,7 +9,7 @@ import type { MessagePort } from "node:worker_threads";
 import type { JobHandle } from "../host/runtime-api.ts";
 import type { SupervisedRuntime } from "../host/runtime.ts";
 import { withCompiledWorkers } from "./compiled.ts";
-import { benchRuntime, closeRuntime, jobRequest, ms, sampled, sleep, summarize, type Row, type Summary } from "./shared.ts";
+import { installedRuntime, closeRuntime, jobRequest, ms, sampled, sleep, summarize, type Row, type Summary } from "./shared.ts";
 
 const ITERATIONS = 30;
 const COLD_ITERATIONS = 20;
@@ -87,7 +87,7 @@ async function coldStarts(name: string): Promise<{ running: Summary; firstOutput
   const first: number[] = [];
   let counted = 0;
   const running = await sampled(name, COLD_ITERATIONS, 1, async () => {
-    const fresh = benchRuntime({ warm: 0 });
+    const fresh = installedRuntime({ warm: 0 });
     try {
       const timed = await startEcho(fresh);
       if (counted++ >= 1) first.push(timed.firstOutput);
@@ -102,7 +102,7 @@ async function coldStarts(name: string): Promise<{ running: Summary; firstOutput
 /** Needs fresh compiled workers (bench/compiled.ts). */
 export async function benchStart(): Promise<StartResult> {
   const warmFirst: number[] = [];
-  const runtime = benchRuntime();
+  const runtime = installedRuntime();
   let warmRunning: Summary;
   try {
     runtime.warmUp();

@@ -26,17 +26,16 @@ import type {
   TakenOutput,
   WriteAck,
 } from "../mailbox/protocol.ts";
+import { MAX_TIMER_MS, STREAM_CLOSE_WAIT_MS } from "../mailbox/timings.ts";
 import type { ActorPool } from "./pool.ts";
 import type { JobFigures, JobHandle, JobKind, JobPhase } from "./runtime-api.ts";
 
 /** How late an actor may be, past its own deadline, before the supervisor takes over. */
 const SUPERVISOR_SLACK_MS = 1000;
-/** Time an actor has, after the group's grace, to drain streams and report (actors/job-actor.ts waits 1 s). */
-const ACTOR_FINISH_MS = 1000;
+/** Time an actor has, after the group's grace, to drain streams and report. */
+const ACTOR_FINISH_MS = STREAM_CLOSE_WAIT_MS;
 /** A bounded stop (shutdown) settles this long after the grace at the latest. */
 const BOUNDED_STOP_SLACK_MS = 800;
-/** The longest delay a Node timer takes as given. */
-const MAX_TIMER_MS = 2_147_483_647;
 /** After the pool task settles, the exit message (on another port) may still be in flight. */
 const EXIT_MESSAGE_WAIT_MS = 1000;
 /**
@@ -55,6 +54,7 @@ const NOTHING_TAKEN: TakenOutput = { text: "", bytes: 0, omittedBytes: 0 };
 
 export interface JobOptions {
   spec: JobSpec;
+  number: number;
   kind: JobKind;
   label: string;
   pool: ActorPool;
@@ -74,6 +74,7 @@ type PendingRead =
 
 export class Job implements JobHandle {
   readonly id: string;
+  readonly number: number;
   readonly kind: JobKind;
   readonly label: string;
   readonly spec: JobSpec;
@@ -110,6 +111,7 @@ export class Job implements JobHandle {
 
   constructor(options: JobOptions) {
     this.id = options.spec.id;
+    this.number = options.number;
     this.kind = options.kind;
     this.label = options.label;
     this.spec = options.spec;

@@ -34,12 +34,12 @@ const LOAD_POLL_MS = 10;
 /** How long the process's exit may be held for threads still loading their modules (see onExit). */
 const EXIT_LOAD_WAIT_MS = 5_000;
 
-export function createActorPool(options: { capacity: number; warm: number }): ActorPool {
+export function createActorPool(options: { capacity: number; warm: number; entry?: URL | undefined }): ActorPool {
   const maxThreads = options.capacity + options.warm;
   /** Threads whose entry module has finished loading; each thread adds one (actors/actor-thread.ts). */
   const loaded = new Int32Array(new SharedArrayBuffer(4));
   const pool = new Piscina<ActorTask | null, ActorTaskResult | undefined>({
-    filename: workerUrl("actor-thread").href,
+    filename: (options.entry ?? workerUrl("actor-thread")).href,
     workerData: { loaded: loaded.buffer },
     minThreads: options.warm,
     // One thread per job, plus room so that the warm threads are not the last ones.

@@ -34,8 +34,6 @@ export interface StartRequest {
   unread?: { headBytes: number; tailBytes: number } | null;
   /** Human label for lists and the console. */
   label: string;
-  /** Fault injection for the runtime's own tests. */
-  fault?: JobSpec["fault"];
 }
 
 /** `starting` until the process exists (its pid is published), `running` from then on, `ended` once reported. */
@@ -55,7 +53,10 @@ export interface JobFigures {
 }
 
 export interface JobHandle {
+  /** `monitor_N` or `job_N`: the name of the job's log file too. */
   readonly id: string;
+  /** N: the job's number among the runtime's jobs of its kind, which the tools show (`monitor_N`, session N). */
+  readonly number: number;
   readonly kind: JobKind;
   readonly label: string;
   readonly spec: JobSpec;

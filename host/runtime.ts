@@ -28,6 +28,8 @@ export interface RuntimeOptions {
   retain?: { maxBytes: number; maxLines: number };
   /** Check every mailbox message against its schema (development and tests). */
   checkMessages?: boolean;
+  /** The actor threads' entry module; tests wrap the real one (actors/actor-thread.ts) to inject faults. */
+  actorEntry?: URL;
 }
 
 export const DEFAULT_CAPACITY = 64;
@@ -62,7 +64,8 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   const live = new Map<string, Job>();
   /** Pool tasks not settled yet, of live and ended jobs alike. */
   const tasks = new Set<Promise<void>>();
-  let counter = 0;
+  /** Jobs started so far, per kind: a job's number within its kind is its id's number. */
+  const started: Record<StartRequest["kind"], number> = { monitor: 0, shell: 0 };
   /** Output of the jobs that have ended; a live job's own figures are read from its cell. */
   const endedTotals = { bytes: 0, lines: 0 };
   /** Names this runtime in every job's tag (actors/job-tag.ts), so two Pi sessions never claim each other's processes. */
@@ -78,13 +81,13 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   // for loading threads (host/pool.ts).
   const removeExitNet = installExitNet({
     runtimeId,
-    startedAny: () => counter > 0,
+    startedAny: () => started.monitor + started.shell > 0,
     liveGroups: () => [...live.values()].map((job) => job.pgid()),
   });
   /** What a later session needs if this Pi dies without a shutdown (host/crash-cleanup.ts); made with the log dir. */
   let registry: RegistryRecorder | null = null;
 
-  const ensurePool = (): ActorPool => (pool ??= createActorPool({ capacity, warm: options.warm ?? 2 }));
+  const ensurePool = (): ActorPool => (pool ??= createActorPool({ capacity, warm: options.warm ?? 2, entry: options.actorEntry }));
 
   function start(request: StartRequest): JobHandle {
     if (closed) throw new Error("the job runtime has shut down");
@@ -94,8 +97,10 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       if (crashCleanupEnabled(process.env)) registry = createRegistryRecorder(logDir, runtimeId);
     }
     const dir = logDir;
-    counter += 1;
-    const id = `${request.kind === "monitor" ? "monitor" : "job"}_${counter}`;
+    // One id per job wherever a user sees it: the tools' `monitor_N` and shell session N (`job_N`), the log file and
+    // the console all name the job by its number within its kind.
+    const number = started[request.kind] + 1;
+    const id = `${request.kind === "monitor" ? "monitor" : "job"}_${number}`;
     const spec: JobSpec = {
       id,
       tag: `${runtimeId}/${id}`,
@@ -112,13 +117,14 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       contract: request.contract ?? null,
       // Read per job, so a test (or a future toggle) that changes the variable applies to the next job.
       redact: redactionEnabled(process.env),
-      fault: request.fault ?? null,
     };
     // The actor threads do not check messages (host/pool.ts): the spec is checked here, where a bad one is refused.
     const invalid = checkMessages ? protocolCheckers().jobSpec(spec) : null;
     if (invalid) throw new Error(`pi-jobs: invalid job spec: ${invalid}`);
+    started[request.kind] = number;
     const job = new Job({
       spec,
+      number,
       kind: request.kind,
       label: request.label,
       pool: ensurePool(),

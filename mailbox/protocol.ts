@@ -79,8 +79,6 @@ export const JobSpec = Type.Object(
     contract: Nullable(MonitorContract),
     /** Replace secrets in what the job shows the model and the screen (off with PI_JOBS_REDACT=0); the log keeps raw bytes. */
     redact: Type.Boolean(),
-    /** Fault injection for the supervisor's own tests: the actor crashes or hangs right after spawning. */
-    fault: Nullable(Type.Union([Type.Literal("crash"), Type.Literal("hang")])),
   },
   { additionalProperties: false },
 );

@@ -4,7 +4,7 @@
  * no Pi objects, timers or I/O: the caller supplies a monotonic clock, a wall clock and a sink, so the
  * whole lifecycle is tested with a fake clock.
  */
-import { ENTRY_REQUEST, ENTRY_RUN, ENTRY_TRACE, SAMPLE_CHUNK, THROUGHPUT_BASIS } from "./constants.ts";
+import { ENTRY_REQUEST, ENTRY_RUN, ENTRY_TRACE, SAMPLE_CHUNK, SCHEMA, THROUGHPUT_BASIS, TIMING_BASIS } from "./constants.ts";
 import { addDelta, createObsWindow, obsRate, type ObsWindow } from "./obs-rate.ts";
 import type {
   ContextSnapshot,
@@ -17,7 +17,8 @@ import type {
   ToolRecord,
   TraceRecord,
 } from "./records.ts";
-import { activityThroughput, eligiblePrefix, requestEligibility, streamSpan, type ThroughputInput } from "./throughput.ts";
+import { activityInputs, coverageOf, rel, throughputInputOf } from "./run-figures.ts";
+import { activityThroughput, eligiblePrefix, requestEligibility, streamSpan } from "./throughput.ts";
 import { copyUsage, outputCounts, reasoningBreakdown, unionMs, type NativeTotals, type UsageCopy } from "./usage.ts";
 
 export interface RecorderDeps {
@@ -110,15 +111,6 @@ function noCounts(): ObservedCounts {
   return { textChars: 0, thinkingChars: 0, toolArgsChars: 0, textDeltas: 0, thinkingDeltas: 0, toolArgsDeltas: 0, approxTokens: 0 };
 }
 
-function rel(t: number | null, base: number): number | null {
-  return t === null ? null : t - base;
-}
-
-export function throughputInputOf(r: RequestRecord): ThroughputInput {
-  const { output, reasoning } = outputCounts(r.usage);
-  return { stopReason: r.stopReason, outputTokens: output, reasoningTokens: reasoning, streamMs: r.streamMs };
-}
-
 export class Recorder {
   private readonly deps: RecorderDeps;
   private activity: Activity | null = null;
@@ -164,7 +156,7 @@ export class Recorder {
   }
 
   private trace(a: Activity, r: OpenRequest | null, body: Record<string, unknown>): void {
-    const rec = { schema: 2, runId: a.runId, requestId: r?.requestId ?? null, at: this.deps.iso(), atMs: this.deps.mono() - a.startMono, ...body };
+    const rec = { schema: SCHEMA, runId: a.runId, requestId: r?.requestId ?? null, at: this.deps.iso(), atMs: this.deps.mono() - a.startMono, ...body };
     this.save(ENTRY_TRACE, rec as TraceRecord);
   }
 
@@ -349,7 +341,7 @@ export class Recorder {
       : [];
     const now = this.deps.mono();
     const rec: RequestRecord = {
-      schema: 2,
+      schema: SCHEMA,
       kind: "request",
       requestId: r.requestId,
       runId: a.runId,
@@ -359,7 +351,7 @@ export class Recorder {
       startedAt: r.startIso,
       respondedAt: r.completedIso,
       finalizedAt: this.deps.iso(),
-      timingBasis: "context_with_system",
+      timingBasis: TIMING_BASIS,
       throughputBasis: THROUGHPUT_BASIS,
       ttftMs: rel(r.firstObs, r.startMono),
       firstThinkingMs: rel(r.first.thinking, r.startMono),
@@ -473,7 +465,7 @@ export class Recorder {
     const samples = r.pending;
     const first = samples[0] as Sample;
     const ok = this.save(ENTRY_TRACE, {
-      schema: 2,
+      schema: SCHEMA,
       kind: "samples",
       runId: a.runId,
       requestId: r.requestId,
@@ -493,30 +485,13 @@ export class Recorder {
 
   private runRecord(a: Activity, phase: RunRecord["phase"]): RunRecord {
     const finalized = a.requests.filter((q) => q.record !== null).map((q) => q.record as RequestRecord);
-    // Started requests that never finalized count as pending/ineligible: coverage never hides them.
-    const inputs: ThroughputInput[] = a.requests.map((q) =>
-      q.record !== null ? throughputInputOf(q.record) : { stopReason: null, outputTokens: null, reasoningTokens: null, streamMs: null },
-    );
-    const act = activityThroughput(inputs);
-    let covered = 0;
-    let outputTokens = 0;
-    let coveredStreamMs = 0;
-    let measured = 0;
-    let coveredReq = 0;
-    for (const r of finalized) {
-      measured += r.responseMs ?? 0;
-      const e = requestEligibility(throughputInputOf(r));
-      if (!e.eligible) continue;
-      covered++;
-      outputTokens += e.outputTokens;
-      coveredStreamMs += e.streamMs;
-      coveredReq += r.responseMs ?? 0;
-    }
+    const act = activityThroughput(activityInputs(a.requests));
+    const { covered, outputTokens, coveredStreamMs, measured, coveredReq } = coverageOf(finalized);
     const full = phase !== "progress";
     const tools = [...a.tools.values()];
     const end = a.endMono ?? this.deps.mono();
     return {
-      schema: 2,
+      schema: SCHEMA,
       kind: "run",
       runId: a.runId,
       phase,
@@ -559,10 +534,7 @@ export class Recorder {
     let effTps: number | null = null;
     let effQualifier: EffQualifier = "none";
     if (a !== null) {
-      const inputs: ThroughputInput[] = a.requests.map((q) =>
-        q.record !== null ? throughputInputOf(q.record) : { stopReason: null, outputTokens: null, reasoningTokens: null, streamMs: null },
-      );
-      const act = activityThroughput(inputs);
+      const act = activityThroughput(activityInputs(a.requests));
       if (act.available && !a.partial) {
         effTps = act.tps;
         effQualifier = a.state === "running" ? "so_far" : "final";

@@ -86,7 +86,6 @@ export function createMonitorService(): MonitorService {
   const finished: MonitorRecord[] = [];
   const outbox: Delivery[] = [];
   let host: MonitorHost | null = null;
-  let counter = 0;
 
   function flush(): void {
     while (host !== null && outbox.length > 0) {
@@ -158,10 +157,9 @@ export function createMonitorService(): MonitorService {
         },
         label: request.description,
       });
-      // Numbered only once the runtime took the job, so ids stay dense and every id names a real monitor.
-      counter += 1;
+      // The runtime's id: the model, the console and the log file name the monitor alike.
       const record: MonitorRecord = {
-        monitorId: `monitor_${counter}`,
+        monitorId: job.id,
         description: request.description,
         request,
         job,

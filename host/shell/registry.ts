@@ -17,7 +17,6 @@ export type Admission = { ok: true; evicted: number[] } | { ok: false; error: st
 
 export class SessionRegistry<T extends RegistryRecord> {
   private readonly records = new Map<number, T>();
-  private nextId = 1;
   readonly capacity: number;
   /** Log paths of evicted sessions, so a late read can point at the log instead of saying "unknown". */
   private readonly evictedLogs = new Map<number, string | null>();
@@ -40,12 +39,6 @@ export class SessionRegistry<T extends RegistryRecord> {
     const victim = completed[0]!;
     this.remove(victim.id, logPathOf(victim));
     return { ok: true, evicted: [victim.id] };
-  }
-
-  allocateId(): number {
-    const id = this.nextId;
-    this.nextId += 1;
-    return id;
   }
 
   add(record: T): void {

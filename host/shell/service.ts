@@ -6,6 +6,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ActorResult, TakenOutput } from "../../mailbox/protocol.ts";
+import { MAX_TIMER_MS } from "../../mailbox/timings.ts";
 import type { JobRuntime } from "../runtime-api.ts";
 import { readEmptyPollCap, steerInterruptEnabled } from "./config.ts";
 import { DEFAULT_PTY_SIZE, KILL_GRACE_MS, LOG_MAX_BYTES, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "./limits.ts";
@@ -57,9 +58,6 @@ type WaitOutcome = "exit" | "deadline" | "cancelled" | "steered";
 
 /** How long past the grace kill_session waits for the stop to be confirmed before it reports `killed: false`. */
 const KILL_CONFIRM_SLACK_MS = 10_000;
-
-/** setTimeout's own bound; longer absolute waits re-arm. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 function planOrThrow(planned: WaitPlanResult): WaitPlan {
   if (!planned.ok) throw new ShellToolError(planned.error);
@@ -131,7 +129,8 @@ export class ShellService {
       throw new ShellToolError(`exec_command refused: ${(error as Error).message}`);
     }
     const session = createSession({
-      id: registry.allocateId(),
+      // The runtime's number for the job: session N writes its log to `job_N`.
+      id: handle.number,
       handle,
       cmd: request.cmd,
       tty: request.tty,
@@ -248,6 +247,7 @@ export class ShellService {
       const arm = (): void => {
         const left = deadline - performance.now();
         if (left <= 0) return finish("deadline");
+        // Longer absolute waits re-arm: a timer takes at most MAX_TIMER_MS as given.
         timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
       };
       const onExit = (): void => finish("exit");

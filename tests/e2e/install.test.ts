@@ -75,10 +75,10 @@ function ownFiles(files: string[], pkgDir: string): string[] {
 
 type WorkerForm = "compiled" | "source";
 
-/** Compiled (dist/**.js) or TypeScript source (actors/, mailbox/); any other file of pi-jobs is named as it is. */
+/** Compiled (dist/**.js) or TypeScript source (actors/, mailbox/, shared/); any other file of pi-jobs is named as it is. */
 function formOf(file: string): WorkerForm | string {
   if (/^dist\/.*\.js$/.test(file)) return "compiled";
-  if (/^(actors|mailbox)\/.*\.ts$/.test(file)) return "source";
+  if (/^(actors|mailbox|shared)\/.*\.ts$/.test(file)) return "source";
   return file;
 }
 
@@ -212,8 +212,8 @@ describe("pi install npm: of the packed tarball", () => {
     expect(form, "under node_modules only compiled workers can run").toBe("compiled");
   }, RUN_TIMEOUT_MS);
 
-  test("ships dist/actors/*.js for every actors/*.ts and dist/mailbox/*.js for every mailbox/*.ts", () => {
-    for (const folder of ["actors", "mailbox"]) {
+  test("ships dist/<folder>/*.js for every actors/, mailbox/ and shared/ source", () => {
+    for (const folder of ["actors", "mailbox", "shared"]) {
       const expected = compiledNames(folder);
       expect(expected.length, `${folder}/ has sources`).toBeGreaterThan(0);
       const missing = expected.filter((name) => !existsSync(join(installed.pkgDir, "dist", folder, name)));

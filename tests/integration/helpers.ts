@@ -4,15 +4,15 @@
  */
 import { readFileSync } from "node:fs";
 import { groupMembers } from "../../actors/process-group.ts";
-import { jobRequest, MONITOR_LOG_BYTES } from "../../bench/shared.ts";
 import { createJobRuntime, type RuntimeOptions, type SupervisedRuntime } from "../../host/runtime.ts";
 import type { StartRequest } from "../../host/runtime-api.ts";
+import { jobRequest, MONITOR_LOG_BYTES } from "../fixtures/jobs.ts";
 
 export function runtimeFor(options: RuntimeOptions = {}): SupervisedRuntime {
   return createJobRuntime({ warm: 1, checkMessages: true, ...options });
 }
 
-/** The benchmarks' shell job, with a shorter deadline and a log quota that stops the job rather than truncating. */
+/** The plain shell job of the fixtures, with a shorter deadline and a log quota that stops the job rather than truncating. */
 export function shellJob(command: string, overrides: Partial<StartRequest> = {}): StartRequest {
   return jobRequest(command, { timeoutMs: 60_000, log: { maxBytes: MONITOR_LOG_BYTES, onQuota: "stop" }, ...overrides });
 }

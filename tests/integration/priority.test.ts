@@ -8,7 +8,7 @@ import { getPriority } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SupervisedRuntime } from "../../host/runtime.ts";
 import type { StartRequest } from "../../host/runtime-api.ts";
-import { NEVER_MATCHES } from "../../bench/shared.ts";
+import { NEVER_MATCHES } from "../fixtures/jobs.ts";
 import { runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
 let runtime: SupervisedRuntime | null = null;

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SupervisedRuntime } from "../../host/runtime.ts";
+import { FAULTY_ACTOR_ENTRY, withFault } from "../fixtures/faulty-actor-thread.ts";
 import { groupGone, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
 let runtime: SupervisedRuntime | null = null;
@@ -21,6 +22,15 @@ function text(job: { retained(): { lines: { text: string }[] } }): string[] {
 }
 
 describe("job runtime", () => {
+  it("numbers jobs 1, 2, 3… within their kind, and names each log file by the job's id", async () => {
+    runtime = runtimeFor();
+    const jobs = [shellJob("true"), { ...shellJob("true"), kind: "monitor" as const, contract: { resultPattern: "x", failurePattern: null, completion: "exit" as const } }, shellJob("true"), shellJob("true")].map(
+      (request) => runtime!.start(request),
+    );
+    expect(jobs.map((job) => [job.id, job.number])).toEqual([["job_1", 1], ["monitor_1", 1], ["job_2", 2], ["job_3", 3]]);
+    for (const job of jobs) expect((await job.done).log.path).toMatch(new RegExp(`/${job.id}$`));
+  });
+
   it("runs a noisy command to its end and counts every byte and line", async () => {
     runtime = runtimeFor();
     const job = runtime.start(shellJob("seq 1 200000; echo done >&2"));
@@ -190,9 +200,9 @@ describe("job runtime", () => {
   }, 120_000);
 
   it("takes over when an actor crashes: group killed, failure reported, other jobs unaffected", async () => {
-    runtime = runtimeFor();
+    runtime = runtimeFor({ actorEntry: FAULTY_ACTOR_ENTRY });
     const bystander = runtime.start(shellJob("sleep 1; echo bystander-done"));
-    const crashing = runtime.start(shellJob("echo up; sleep 60", { fault: "crash" }));
+    const crashing = runtime.start(shellJob("echo up; sleep 60", withFault("crash")));
     const result = await crashing.done;
     expect(result.cause).toBe("actor_crashed");
     expect(result.message).toMatch(/injected actor crash/);
@@ -204,8 +214,8 @@ describe("job runtime", () => {
   });
 
   it("contains a crash in an actor that owns a PTY: the thread stays, the group is gone, the crash is reported", async () => {
-    runtime = runtimeFor();
-    const job = runtime.start(shellJob("echo up; sleep 60", { io: { kind: "pty", cols: 80, rows: 24 }, fault: "crash" }));
+    runtime = runtimeFor({ actorEntry: FAULTY_ACTOR_ENTRY });
+    const job = runtime.start(shellJob("echo up; sleep 60", { io: { kind: "pty", cols: 80, rows: 24 }, ...withFault("crash") }));
     const result = await job.done;
     expect(result.cause).toBe("actor_crashed");
     expect(result.message).toMatch(/injected actor crash/);
@@ -217,8 +227,8 @@ describe("job runtime", () => {
   });
 
   it("takes over when an actor hangs past its deadline", async () => {
-    runtime = runtimeFor();
-    const job = runtime.start(shellJob("sleep 60", { fault: "hang", timeoutMs: 300, killGraceMs: 200 }));
+    runtime = runtimeFor({ actorEntry: FAULTY_ACTOR_ENTRY });
+    const job = runtime.start(shellJob("sleep 60", { ...withFault("hang"), timeoutMs: 300, killGraceMs: 200 }));
     const result = await job.done;
     expect(result.cause).toBe("actor_unresponsive");
     expect(result.cleanup).toBe("confirmed");

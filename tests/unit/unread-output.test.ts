@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ALL_UNREAD, UnreadOutput, incompleteSuffix, leadingContinuations } from "../../actors/unread-output.ts";
+import { ALL_UNREAD, UnreadOutput } from "../../actors/unread-output.ts";
+import { incompleteSuffix, leadingContinuations } from "../../shared/utf8.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 

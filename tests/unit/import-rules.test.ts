@@ -1,0 +1,80 @@
+/**
+ * The folders' import rules (docs/architecture.md, "Folders"): code that runs on a worker thread never reaches
+ * Pi, the host or the UI; the UI takes only types from the host; the tests never import the benchmarks (the
+ * benchmarks share the tests' fixtures instead).
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+function sourcesUnder(folder: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (name.endsWith(".ts")) out.push(relative(root, path));
+    }
+  };
+  walk(join(root, folder));
+  return out;
+}
+
+interface Import {
+  file: string;
+  /** A repository path for a relative import, else the package specifier. */
+  target: string;
+  typeOnly: boolean;
+}
+
+function importsOf(file: string): Import[] {
+  const source = readFileSync(join(root, file), "utf8");
+  const found: Import[] = [];
+  for (const match of source.matchAll(/^\s*(import|export)\s+(type\s+)?[^;]*?from\s+"([^"]+)"/gm)) {
+    const specifier = match[3] as string;
+    const target = specifier.startsWith(".") ? relative(root, join(dirname(join(root, file)), specifier)) : specifier;
+    found.push({ file, target, typeOnly: match[2] !== undefined });
+  }
+  for (const match of source.matchAll(/import\(\s*"([^"]+)"\s*\)/g)) {
+    const specifier = match[1] as string;
+    const target = specifier.startsWith(".") ? relative(root, join(dirname(join(root, file)), specifier)) : specifier;
+    found.push({ file, target, typeOnly: false });
+  }
+  return found;
+}
+
+const PI = /^@earendil-works\//;
+const describeImport = (entry: Import): string => `${entry.file} → ${entry.target}`;
+
+describe("import rules", () => {
+  it("worker-thread code (actors/, mailbox/, shared/) imports neither Pi nor host/ nor ui/", () => {
+    const broken = ["actors", "mailbox", "shared"]
+      .flatMap(sourcesUnder)
+      .flatMap(importsOf)
+      .filter((entry) => PI.test(entry.target) || /^(host|ui)\//.test(entry.target) || entry.target === "index.ts");
+    expect(broken.map(describeImport)).toEqual([]);
+  });
+
+  it("ui/ takes only types from host/", () => {
+    const broken = sourcesUnder("ui")
+      .flatMap(importsOf)
+      .filter((entry) => entry.target.startsWith("host/") && !entry.typeOnly);
+    expect(broken.map(describeImport)).toEqual([]);
+  });
+
+  it("tests/ never imports bench/", () => {
+    const broken = sourcesUnder("tests")
+      .flatMap(importsOf)
+      .filter((entry) => entry.target.startsWith("bench/"));
+    expect(broken.map(describeImport)).toEqual([]);
+  });
+
+  it("reads static, re-exported and dynamic imports", () => {
+    const imports = importsOf("actors/job-actor.ts");
+    expect(imports.some((entry) => entry.target === "mailbox/check.ts" && !entry.typeOnly)).toBe(true);
+    expect(importsOf("bench/shared.ts").some((entry) => entry.target === "tests/fixtures/jobs.ts")).toBe(true);
+  });
+});
