@@ -29,7 +29,7 @@ import type {
   StopSignal,
   WriteAck,
 } from "../mailbox/protocol.ts";
-import { HEARTBEAT_MS, STREAM_CLOSE_WAIT_MS } from "../mailbox/timings.ts";
+import { HEARTBEAT_MS, STREAM_CLOSE_ROUNDS, STREAM_CLOSE_WAIT_MS } from "../mailbox/timings.ts";
 import { Comlink, createNodeEndpoint } from "./comlink-endpoint.ts";
 import { countNewlines } from "./framing.ts";
 import { openLogWriter, type LogWriter } from "./log-writer.ts";
@@ -185,10 +185,7 @@ class JobActor implements ActorControl {
     // The shell is gone; reclaim descendants still in its group (they may hold our pipes open), unless a stop is
     // already doing exactly that.
     const cleanup = await (this.stopping ?? stopGroup(proc.pid, this.stopOptions("SIGTERM")));
-    const closedInTime = await Promise.race([
-      drained.then(() => true),
-      delay(STREAM_CLOSE_WAIT_MS).then(() => false),
-    ]);
+    const closedInTime = await Promise.race([drained.then(() => true), this.outputQuiet().then(() => false)]);
     if (!closedInTime) proc.abandonStreams();
     if (this.engine) {
       this.engine.end("stdout");
@@ -212,6 +209,20 @@ class JobActor implements ActorControl {
     };
     process.on("uncaughtException", guard);
     return guard;
+  }
+
+  /**
+   * Resolves once the streams have carried nothing for STREAM_CLOSE_WAIT_MS, at most STREAM_CLOSE_ROUNDS times over.
+   * A starved thread (a loaded machine) runs its expired timer before it polls the pipes, so each verdict waits for
+   * one I/O turn first: the last words already in the kernel's buffer are read, never abandoned with the streams.
+   */
+  private async outputQuiet(): Promise<void> {
+    for (let round = 0; round < STREAM_CLOSE_ROUNDS; round += 1) {
+      const before = this.totals.bytes;
+      await delay(STREAM_CLOSE_WAIT_MS);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.totals.bytes === before) return;
+    }
   }
 
   private onData(source: "stdout" | "stderr" | "pty", chunk: Uint8Array): void {

@@ -26,14 +26,14 @@ import type {
   TakenOutput,
   WriteAck,
 } from "../mailbox/protocol.ts";
-import { MAX_TIMER_MS, STREAM_CLOSE_WAIT_MS } from "../mailbox/timings.ts";
+import { MAX_TIMER_MS, STREAM_CLOSE_ROUNDS, STREAM_CLOSE_WAIT_MS } from "../mailbox/timings.ts";
 import type { ActorPool } from "./pool.ts";
 import type { JobFigures, JobHandle, JobKind, JobPhase } from "./runtime-api.ts";
 
 /** How late an actor may be, past its own deadline, before the supervisor takes over. */
 const SUPERVISOR_SLACK_MS = 1000;
 /** Time an actor has, after the group's grace, to drain streams and report. */
-const ACTOR_FINISH_MS = STREAM_CLOSE_WAIT_MS;
+const ACTOR_FINISH_MS = STREAM_CLOSE_WAIT_MS * STREAM_CLOSE_ROUNDS;
 /** A bounded stop (shutdown) settles this long after the grace at the latest. */
 const BOUNDED_STOP_SLACK_MS = 800;
 /** After the pool task settles, the exit message (on another port) may still be in flight. */

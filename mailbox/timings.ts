@@ -3,8 +3,12 @@
  * both threads, so that a change on one side cannot silently break the other's arithmetic.
  */
 
-/** How long an actor waits, once the group is gone, for its streams to close before it abandons them and reports. */
+/**
+ * How long an actor waits, once the group is gone, for its streams to close: until they carried nothing for
+ * STREAM_CLOSE_WAIT_MS, at most STREAM_CLOSE_ROUNDS such periods; then it abandons them and reports.
+ */
 export const STREAM_CLOSE_WAIT_MS = 1000;
+export const STREAM_CLOSE_ROUNDS = 3;
 
 /** How often an actor bumps its heartbeat in the job's cell: the host's evidence that a slow actor still runs. */
 export const HEARTBEAT_MS = 250;
