@@ -38,6 +38,7 @@ import { stopGroup, type StopOptions } from "./process-group.ts";
 import { spawnProcess, SpawnError, type ProcessIo } from "./process-io.ts";
 import { createOutputText, type OutputText } from "./output-text.ts";
 import { ALL_UNREAD } from "./unread-output.ts";
+import { JobWatch } from "./job-watch.ts";
 
 /** How long after the group is gone we still wait for the streams to close before abandoning them. */
 const STREAM_CLOSE_WAIT_MS = 1000;
@@ -99,6 +100,8 @@ class JobActor implements ActorControl {
   private exitSent = false;
   private exited: Promise<void> | null = null;
   private logReported = false;
+  /** Stall, prompt and readiness watches, from the spawn to the end. */
+  private watch: JobWatch | null = null;
 
   constructor(task: ActorTask, checks: ProtocolCheckers | null) {
     this.spec = task.spec;
@@ -165,6 +168,16 @@ class JobActor implements ActorControl {
     if (this.cell.cancelRequested()) void this.requestStop("stopped", "SIGTERM");
     else if (this.pendingStop && this.cause) void this.requestStop(this.cause, this.pendingStop);
 
+    this.watch = new JobWatch({
+      spec: this.spec.watch,
+      tag: this.spec.tag,
+      pid: proc.pid,
+      spawnedAt: this.spawnedAt,
+      spawnedAtEpoch: this.startedAtEpoch,
+      cell: this.cell,
+      notice: (kind, detail) => this.onStuck(kind, detail),
+      ready: (report) => this.mailbox.send({ type: "ready", report }),
+    });
     proc.onData((source, chunk) => this.onData(source, chunk));
     const drained = new Promise<void>((resolve) => proc.onDrained(resolve));
     this.timeout = setTimeout(() => void this.requestStop("timeout", "SIGTERM"), this.spec.timeoutMs);
@@ -224,6 +237,13 @@ class JobActor implements ActorControl {
       this.unread.feed(source, chunk);
       this.cell.setUnread(this.unread.pendingBytes);
     }
+    this.watch?.feed(source, chunk);
+  }
+
+  /** A stall or prompt episode began: the host is told once. */
+  private onStuck(kind: "stalled" | "waiting_for_input", detail: string | null): void {
+    if (this.exitSent) return;
+    this.mailbox.send({ type: "notice", kind, detail });
   }
 
   /** A read from the host: answered at once from what the actor keeps; the bytes never crossed before. */
@@ -231,6 +251,10 @@ class JobActor implements ActorControl {
     if (this.exitSent) return;
     if (read.what === "window") {
       this.mailbox.send({ type: "window", id: read.id, window: this.window.read() });
+      return;
+    }
+    if (read.what === "ports") {
+      this.mailbox.send({ type: "ports", id: read.id, ports: this.watch && !this.processExited ? this.watch.listening() : [] });
       return;
     }
     const taken = this.unread ? this.unread.take(read.maxBytes, read.final) : { text: "", bytes: 0, omittedBytes: 0 };
@@ -302,6 +326,8 @@ class JobActor implements ActorControl {
   ): Promise<ActorResult> {
     if (this.timeout) clearTimeout(this.timeout);
     clearInterval(this.heartbeat);
+    this.watch?.dispose();
+    this.cell.setStuck({ stalled: false, waitingForInput: false });
     this.phase = "ended";
     const monitor = this.engine
       ? await this.engine.finish({ cause: monitorCause(cause), exitCode: this.exitCode, signal: this.exitSignal })

@@ -18,6 +18,10 @@ export interface Supervision {
   log_bytes: number;
   log_truncated: boolean;
   cleanup: Cleanup;
+  /** Quiet past its stall_seconds while using under 1 % of a core. */
+  stalled: boolean;
+  /** Its last output is a prompt-shaped unterminated line, and nothing followed it for 2 s. */
+  waiting_for_input: boolean;
 }
 
 export interface Failure {
@@ -93,6 +97,8 @@ export interface SupervisionInput {
   nowEpochMs: number;
   logBytes: number;
   logTruncated: boolean;
+  stalled?: boolean;
+  waitingForInput?: boolean;
 }
 
 export function deriveSupervision(input: SupervisionInput): Supervision {
@@ -106,5 +112,7 @@ export function deriveSupervision(input: SupervisionInput): Supervision {
     log_bytes: result?.log.bytes ?? input.logBytes,
     log_truncated: result?.log.truncated ?? input.logTruncated,
     cleanup: result !== null ? result.cleanup : input.stopping ? "pending" : "none",
+    stalled: input.stalled ?? false,
+    waiting_for_input: input.waitingForInput ?? false,
   };
 }

@@ -1,0 +1,21 @@
+/**
+ * The ports each running shell job listens on, as last read from its actor (which looks them up in /proc). Kept
+ * beside the sessions rather than in them: it is a cache of a reading, refreshed whenever a list is asked for.
+ */
+import type { ShellSession } from "./session.ts";
+
+const lastRead = new WeakMap<ShellSession, number[] | null>();
+
+/** Reads the listening ports of these sessions from their actors, all at once. */
+export async function refreshListening(sessions: readonly ShellSession[]): Promise<void> {
+  await Promise.all(
+    sessions.map(async (session) => {
+      lastRead.set(session, await session.handle.listening());
+    }),
+  );
+}
+
+/** The ports as last read; null where they cannot be listed; undefined before any read (nothing is known). */
+export function listeningOf(session: ShellSession): number[] | null | undefined {
+  return lastRead.get(session);
+}
