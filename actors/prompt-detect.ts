@@ -12,7 +12,7 @@ const ESCAPES = /\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]|\x1b[
 
 /** Endings that mean "answer me", tested on the tail with escapes removed. Linear: no nested quantifiers. */
 const PROMPT_ENDINGS: readonly RegExp[] = [
-  /[:?>] $/, // "Name: ", "Continue? ", "> " (REPLs)
+  /[:?>›»] $/, // "Name: ", "Continue? ", "> " (REPLs), "› " (interactive scaffolders)
   /[[(](?:y\/n|yes\/no|y\/n\/a|y\/n\/q)[\])] ?:? ?$/i, // "[y/N]", "(yes/no)", "[Y/n]: "
   /\b(?:password|passphrase|passcode|pin|token|otp|username|login)\b[^\n]{0,40}[:?] ?$/i, // "Password:", "Enter passphrase for key '…':"
   /\bpassphrase\b[^\n]{0,80}$/i, // ssh-keygen and gpg ask without a trailing colon sometimes
