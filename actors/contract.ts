@@ -25,7 +25,7 @@ export const HIT_LIMITS = {
 } as const;
 
 /** How the process side ended; `contract` means the engine's decision made the actor stop the group. */
-export type EndCause = "exit" | "contract" | "timeout" | "stopped" | "spawn_failed" | "log_quota" | "log_failed";
+export type EndCause = "exit" | "contract" | "timeout" | "stopped" | "spawn_failed" | "log_quota" | "log_failed" | "stalled" | "waiting_for_input";
 export type ProcessEnd = { cause: EndCause; exitCode: number | null; signal: string | null };
 
 export type MatchKind = "success" | "failure";
@@ -77,7 +77,9 @@ export type OutcomeReason =
   | "timeout"
   | "spawn_failed"
   | "log_quota"
-  | "log_failed";
+  | "log_failed"
+  | "stalled"
+  | "waiting_for_input";
 
 export type Decision =
   | { by: "match"; hit: Hit }
@@ -172,6 +174,8 @@ export function settle(state: ContractState, end: ProcessEnd): Verdict {
     case "spawn_failed":
     case "log_quota":
     case "log_failed":
+    case "stalled":
+    case "waiting_for_input":
       return without("failure", end.cause);
     case "exit":
     case "contract": {

@@ -244,6 +244,9 @@ class JobActor implements ActorControl {
   private onStuck(kind: "stalled" | "waiting_for_input", detail: string | null): void {
     if (this.exitSent) return;
     this.mailbox.send({ type: "notice", kind, detail });
+    // A monitor cannot be answered (it has no stdin) and nobody reads it while it runs: with a stall time it ends
+    // here, its tail kept, rather than sit until its timeout.
+    if (this.engine && this.spec.watch?.stallMs != null) void this.requestStop(kind, "SIGTERM");
   }
 
   /** A read from the host: answered at once from what the actor keeps; the bytes never crossed before. */
@@ -439,6 +442,8 @@ function monitorCause(cause: EndCause) {
     case "spawn_failed":
     case "log_quota":
     case "log_failed":
+    case "stalled":
+    case "waiting_for_input":
       return cause;
     default:
       return "stopped" as const;

@@ -161,6 +161,8 @@ export const EndCause = Type.Union([
   Type.Literal("spawn_failed"),
   Type.Literal("log_quota"), // the log hit its quota and the spec says stop
   Type.Literal("log_failed"), // the log could not be written
+  Type.Literal("stalled"), // a monitor with a stall time went quiet and idle
+  Type.Literal("waiting_for_input"), // a monitor with a stall time sat at a prompt it can never be answered at
   Type.Literal("actor_crashed"),
   Type.Literal("actor_unresponsive"),
 ]);

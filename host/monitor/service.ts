@@ -157,6 +157,7 @@ export function createMonitorService(): MonitorService {
           completion: request.completion,
         },
         label: request.description,
+        ...(request.stallMs !== null ? { watch: { ready: null, stallMs: request.stallMs } } : {}),
       });
       // Numbered only once the runtime took the job, so ids stay dense and every id names a real monitor.
       counter += 1;

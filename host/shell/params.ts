@@ -34,15 +34,15 @@ export const ExecCommandParams = Type.Object(
     ready: Type.Optional(
       Type.Object(
         {
-          pattern: Type.Optional(Type.String({ description: "Regex on an output line" })),
-          port: Type.Optional(Type.Integer({ description: "Port the job listens on" })),
-          http: Type.Optional(Type.String({ description: "URL or path on port; GET < 500" })),
+          pattern: Type.Optional(Type.String({ description: "Output regex" })),
+          port: Type.Optional(Type.Integer()),
+          http: Type.Optional(Type.String({ description: "URL or path on port; GET<500" })),
           timeout_ms: Type.Optional(Type.Number()),
         },
-        { ...closed, description: "Servers/watchers: return once all hold (or exit/timeout, default 60000); job keeps running" },
+        { ...closed, description: "Servers: return once all hold; job keeps running" },
       ),
     ),
-    stall_seconds: Type.Optional(Type.Number({ description: "Silent and idle this long = stalled" })),
+    stall_seconds: Type.Optional(Type.Number({ description: "Silent+idle this long: stalled" })),
     on_stall: Type.Optional(Type.Union([Type.Literal("none"), Type.Literal("wake")])),
   },
   closed,

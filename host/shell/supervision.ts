@@ -69,6 +69,10 @@ export function describeEnding(result: ActorResult, stoppedBy: "tool" | "session
       };
     case "spawn_failed":
       return { status: "failed", state: "failed", stopReason: "spawn_failed", failure: { reason: "spawn_failed", message: result.message ?? "the command could not be started" } };
+    case "stalled":
+    case "waiting_for_input":
+      // Only monitors end this way; a shell job is flagged and woken about it instead, and keeps running.
+      return { status: "failed", state: "failed", stopReason: "stopped", failure: { reason: "stopped", message: `the job was stopped: ${result.cause}` } };
     case "actor_crashed":
     case "actor_unresponsive":
       return {

@@ -60,7 +60,13 @@ export class WakeScheduler {
     const ledger = this.state().ledger;
     const now = performance.now();
     const batch = ledger.takeBatch(now);
-    const alerts = ledger.takeAlerts(now);
+    // An episode that output ended while its wake waited for the batch owes nothing any more.
+    const alerts = ledger.takeAlerts(now).filter((alert) => {
+      const figures = this.state().registry.get(alert.sessionId)?.handle.figures();
+      const still = alert.kind === "stalled" ? figures?.stalled : figures?.waitingForInput;
+      if (!still) ledger.unstuck(alert.sessionId);
+      return still === true;
+    });
     if (batch.length > 0 || alerts.length > 0) {
       try {
         this.send(batch, wakeMessage(batch, alerts), alerts);
