@@ -15,6 +15,15 @@ export async function refreshListening(sessions: readonly ShellSession[]): Promi
   );
 }
 
+const inFlight = new WeakSet<ShellSession>();
+
+/** Starts a read for a screen that refreshes on its own (the console): at most one per session at a time. */
+export function refreshSoon(session: ShellSession): void {
+  if (inFlight.has(session) || session.result !== null) return;
+  inFlight.add(session);
+  void refreshListening([session]).finally(() => inFlight.delete(session));
+}
+
 /** The ports as last read; null where they cannot be listed; undefined before any read (nothing is known). */
 export function listeningOf(session: ShellSession): number[] | null | undefined {
   return lastRead.get(session);
