@@ -16,10 +16,16 @@ export async function refreshListening(sessions: readonly ShellSession[]): Promi
 }
 
 const inFlight = new WeakSet<ShellSession>();
+const refreshedAt = new WeakMap<ShellSession, number>();
+/** A screen that refreshes several times a second reads ports at most this often (a lookup costs the actor ~ms). */
+const SCREEN_REFRESH_MS = 2_000;
 
 /** Starts a read for a screen that refreshes on its own (the console): at most one per session at a time. */
 export function refreshSoon(session: ShellSession): void {
   if (inFlight.has(session) || session.result !== null) return;
+  const now = performance.now();
+  if (now - (refreshedAt.get(session) ?? -Infinity) < SCREEN_REFRESH_MS) return;
+  refreshedAt.set(session, now);
   inFlight.add(session);
   void refreshListening([session]).finally(() => inFlight.delete(session));
 }
