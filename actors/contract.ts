@@ -81,7 +81,9 @@ export type OutcomeReason =
   | "timeout"
   | "spawn_failed"
   | "log_quota"
-  | "log_failed";
+  | "log_failed"
+  | "stalled"
+  | "waiting_for_input";
 
 export type Decision =
   | { by: "match"; hit: Hit }
@@ -176,6 +178,8 @@ export function settle(state: ContractState, end: ProcessEnd): Verdict {
     case "spawn_failed":
     case "log_quota":
     case "log_failed":
+    case "stalled":
+    case "waiting_for_input":
       return without("failure", end.cause);
     case "exit":
     case "contract": {

@@ -42,6 +42,7 @@ import { spawnProcess, SpawnError, type ProcessIo } from "./process-io.ts";
 import { createOutputText, type OutputText } from "./output-text.ts";
 import { ALL_UNREAD } from "./unread-output.ts";
 import type { ProcessEnd } from "./contract.ts";
+import { JobWatch } from "./job-watch.ts";
 
 export interface ActorTaskResult {
   id: string;
@@ -102,6 +103,8 @@ class JobActor implements ActorControl {
   private exitSent = false;
   private exited: Promise<void> | null = null;
   private logReported = false;
+  /** Stall, prompt and readiness watches, from the spawn to the end. */
+  private watch: JobWatch | null = null;
 
   constructor(task: ActorTask, checks: ProtocolCheckers | null) {
     this.spec = task.spec;
@@ -171,6 +174,16 @@ class JobActor implements ActorControl {
     if (this.cell.cancelRequested()) void this.requestStop("stopped", "SIGTERM");
     else if (this.pendingStop && this.cause) void this.requestStop(this.cause, this.pendingStop);
 
+    this.watch = new JobWatch({
+      spec: this.spec.watch,
+      tag: this.spec.tag,
+      pid: proc.pid,
+      spawnedAt: this.spawnedAt,
+      spawnedAtEpoch: this.startedAtEpoch,
+      cell: this.cell,
+      notice: (kind, detail) => this.onStuck(kind, detail),
+      ready: (report) => this.mailbox.send({ type: "ready", report }),
+    });
     proc.onData((source, chunk) => this.onData(source, chunk));
     const drained = new Promise<void>((resolve) => proc.onDrained(resolve));
     this.timeout = setTimeout(() => void this.requestStop("timeout", "SIGTERM"), this.spec.timeoutMs);
@@ -240,6 +253,16 @@ class JobActor implements ActorControl {
       this.unread.feed(source, chunk);
       this.cell.setUnread(this.unread.pendingBytes);
     }
+    this.watch?.feed(source, chunk);
+  }
+
+  /** A stall or prompt episode began: the host is told once. */
+  private onStuck(kind: "stalled" | "waiting_for_input", detail: string | null): void {
+    if (this.exitSent) return;
+    this.mailbox.send({ type: "notice", kind, detail });
+    // A monitor cannot be answered (it has no stdin) and nobody reads it while it runs: with a stall time it ends
+    // here, its tail kept, rather than sit until its timeout.
+    if (this.engine && this.spec.watch?.stallMs != null) void this.requestStop(kind, "SIGTERM");
   }
 
   /** The retained window as the console may draw it: with secrets replaced. */
@@ -253,6 +276,10 @@ class JobActor implements ActorControl {
     if (this.exitSent) return;
     if (read.what === "window") {
       this.mailbox.send({ type: "window", id: read.id, window: this.readWindow() });
+      return;
+    }
+    if (read.what === "ports") {
+      this.mailbox.send({ type: "ports", id: read.id, ports: this.watch && !this.processExited ? this.watch.listening() : [] });
       return;
     }
     const taken = this.takeUnread ? this.takeUnread(read.maxBytes, read.final) : { text: "", bytes: 0, omittedBytes: 0 };
@@ -324,6 +351,8 @@ class JobActor implements ActorControl {
   ): Promise<ActorResult> {
     if (this.timeout) clearTimeout(this.timeout);
     clearInterval(this.heartbeat);
+    this.watch?.dispose();
+    this.cell.setStuck({ stalled: false, waitingForInput: false });
     this.phase = "ended";
     const monitor = this.engine
       ? await this.engine.finish({ cause: monitorCause(cause), exitCode: this.exitCode, signal: this.exitSignal })
@@ -420,6 +449,8 @@ function monitorCause(cause: EndCause): ProcessEnd["cause"] {
     case "spawn_failed":
     case "log_quota":
     case "log_failed":
+    case "stalled":
+    case "waiting_for_input":
       return cause;
     default:
       return "stopped" as const;

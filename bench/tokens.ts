@@ -23,6 +23,7 @@ import {
   MonitorStopParams,
 } from "../host/monitor/schemas.ts";
 import { rawReads, renderedReads, SHELL_WORKLOADS } from "./shell-output.ts";
+import { ExecCommandParams } from "../host/shell/params.ts";
 
 const encoder = new Tiktoken(cl100k_base);
 
@@ -120,6 +121,24 @@ const declarations = [
   declaration(MONITOR_STOP, MONITOR_STOP_DESCRIPTION, MonitorStopParams),
 ];
 const declarationTokens = declarations.reduce((sum, text) => sum + tokens(text), 0);
+
+/** A parameter schema without some of its fields: what a declaration cost before they were added. */
+function withoutFields(schema: unknown, fields: readonly string[]): unknown {
+  const copy = JSON.parse(JSON.stringify(schema)) as { properties: Record<string, unknown> };
+  for (const field of fields) delete copy.properties[field];
+  return copy;
+}
+// The description text is the same either way; only the parameters differ, so the name stands in for the rest.
+const SERVICE_FIELDS = { exec_command: ["ready", "stall_seconds", "on_stall"], monitor_start: ["stall_seconds"] } as const;
+const serviceRows = [
+  { tool: "exec_command", schema: ExecCommandParams, fields: SERVICE_FIELDS.exec_command },
+  { tool: MONITOR_START, schema: MonitorStartParams, fields: SERVICE_FIELDS.monitor_start },
+].map(({ tool, schema, fields }) => {
+  const before = tokens(declaration(tool, "", withoutFields(schema, fields)));
+  const after = tokens(declaration(tool, "", schema));
+  return { tool, fields: fields.join(", "), before, after, added: after - before };
+});
+const serviceAdded = serviceRows.reduce((sum, row) => sum + row.added, 0);
 
 // With codemode active, Pi appends to each declared tool's description what a script call resolves to, naming the
 // output schema's fields (`{ stopped }`, a union as `{ … } | { … }`). Rebuilt here from the schemas in Pi's format.
@@ -325,6 +344,7 @@ const targets: [string, number, number][] = [
   ["declarations + guidance (bash + monitor)", bashMonitor, 400],
   ["noisy-success report", noisy, 60],
   ["24 KiB repetitive JSON report, compact", bigCompact, 100],
+  ["declarations added for services and stuck jobs", serviceAdded, 150],
 ];
 
 const markdown = [
@@ -342,6 +362,15 @@ const markdown = [
   "| Active tools | Guidance chars | Guidance tokens | Declarations + guidance |",
   "|---|---:|---:|---:|",
   ...fixedRows.map((row) => `| ${row.label} | ${fmt(row.guidanceChars)} | ${fmt(row.guidanceTokens)} | ${fmt(row.total)} |`),
+  "",
+  "## Services and stuck jobs: added declaration cost",
+  "",
+  "Parameter schemas of the tools with and without the fields for readiness and stalls (the descriptions are",
+  "unchanged). Paid on every request while the tool is active.",
+  "",
+  "| Tool | Fields | Before | After | Added |",
+  "|---|---|---:|---:|---:|",
+  ...serviceRows.map((row) => `| ${row.tool} | ${row.fields} | ${fmt(row.before)} | ${fmt(row.after)} | +${fmt(row.added)} |`),
   "",
   "## Terminal reports",
   "",

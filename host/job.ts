@@ -21,6 +21,7 @@ import type {
   EndCause,
   JobSpec,
   Notice,
+  ReadyReport,
   RetainedWindow,
   StopSignal,
   TakenOutput,
@@ -70,6 +71,7 @@ type SupervisorCause = Extract<EndCause, "actor_crashed" | "actor_unresponsive" 
 
 type PendingRead =
   | { what: "window"; resolve(window: RetainedWindow): void }
+  | { what: "ports"; resolve(ports: number[] | null): void }
   | { what: "unread"; resolve(taken: TakenOutput): void };
 
 export class Job implements JobHandle {
@@ -108,6 +110,9 @@ export class Job implements JobHandle {
   private readonly endWaiters = new Set<() => void>();
   private readonly onEnded: (job: Job) => void;
   private readonly onSpawned: JobOptions["onSpawned"];
+  /** The actor's readiness report, once it came; null until then (and for good when the job ended first). */
+  private readyReport: ReadyReport | null = null;
+  private readonly readyWaiters: ((report: ReadyReport | null) => void)[] = [];
 
   constructor(options: JobOptions) {
     this.id = options.spec.id;
@@ -183,6 +188,8 @@ export class Job implements JobHandle {
       logBytes: this.final?.log.bytes ?? cell.logBytes,
       logTruncated: this.final?.log.truncated ?? cell.logTruncated,
       unreadBytes: this.final ? (this.finalUnread?.bytes ?? 0) : cell.unreadBytes,
+      stalled: cell.stalled,
+      waitingForInput: cell.waitingForInput,
     };
   };
 
@@ -209,6 +216,21 @@ export class Job implements JobHandle {
   async takeUnread(maxBytes: number, final: boolean): Promise<TakenOutput> {
     if (this.final) return this.takeFinalUnread();
     return this.read<TakenOutput>({ what: "unread", maxBytes, final });
+  }
+
+  readiness(): Promise<ReadyReport | null> {
+    if (this.readyReport !== null || this.final || !this.spec.watch?.ready) return Promise.resolve(this.readyReport);
+    return new Promise((resolve) => this.readyWaiters.push(resolve));
+  }
+
+  async listening(): Promise<number[] | null> {
+    if (this.final) return [];
+    if (this.phase() === "starting") return [];
+    try {
+      return await this.read<number[] | null>({ what: "ports" });
+    } catch {
+      return null;
+    }
   }
 
   write(bytes: Uint8Array): Promise<WriteAck> {
@@ -253,8 +275,8 @@ export class Job implements JobHandle {
 
   // ── Reads and calls ───────────────────────────────────────────────────────────────────────────────────────────
 
-  private read<T extends RetainedWindow | TakenOutput>(
-    request: { what: "window" } | { what: "unread"; maxBytes: number; final: boolean },
+  private read<T extends RetainedWindow | TakenOutput | number[] | null>(
+    request: { what: "window" } | { what: "ports" } | { what: "unread"; maxBytes: number; final: boolean },
   ): Promise<T> {
     const id = this.nextReadId++;
     const reply = new Promise<T>((resolve) => {
@@ -330,15 +352,21 @@ export class Job implements JobHandle {
         this.onSpawned?.(this, message);
         return;
       case "window":
+      case "ports":
       case "unread": {
         const pending = this.reads.get(message.id);
         this.reads.delete(message.id);
         if (pending?.what === "window" && message.type === "window") pending.resolve(message.window);
+        else if (pending?.what === "ports" && message.type === "ports") pending.resolve(message.ports);
         else if (pending?.what === "unread" && message.type === "unread") pending.resolve(message.taken);
         return;
       }
       case "notice":
         for (const listener of this.noticeListeners) listener(message);
+        return;
+      case "ready":
+        this.readyReport = message.report;
+        for (const wake of this.readyWaiters.splice(0)) wake(message.report);
         return;
       case "exit":
         this.settle(message.result, message.window, message.unread);
@@ -427,8 +455,10 @@ export class Job implements JobHandle {
     // Reads the actor did not answer before its exit are answered from the exit message: nothing taken is lost.
     for (const pending of this.reads.values()) {
       if (pending.what === "window") pending.resolve(this.window);
+      else if (pending.what === "ports") pending.resolve([]);
       else pending.resolve(this.takeFinalUnread());
     }
+    for (const wake of this.readyWaiters.splice(0)) wake(null);
     this.reads.clear();
     this.dataPort.close();
     // A control call's answer travels on the control port and the exit on the data port, which are not ordered with

@@ -8,6 +8,7 @@ import type {
   JobIo,
   JobSpec,
   Notice,
+  ReadyReport,
   RetainedWindow,
   StopSignal,
   TakenOutput,
@@ -34,6 +35,8 @@ export interface StartRequest {
   unread?: { headBytes: number; tailBytes: number } | null;
   /** Human label for lists and the console. */
   label: string;
+  /** Readiness and stall watches the actor keeps (prompts are detected without it). */
+  watch?: JobSpec["watch"];
 }
 
 /** `starting` until the process exists (its pid is published), `running` from then on, `ended` once reported. */
@@ -50,6 +53,10 @@ export interface JobFigures {
   logTruncated: boolean;
   /** A shell job's output not yet taken by a read. */
   unreadBytes: number;
+  /** Quiet past its stall time while using under 1 % of a core (only with a stall time). */
+  stalled: boolean;
+  /** Its last output is a prompt-shaped unterminated line, followed by quiet. */
+  waitingForInput: boolean;
 }
 
 export interface JobHandle {
@@ -88,6 +95,13 @@ export interface JobHandle {
    * Unless `final`, a character cut at the end is held for the next take.
    */
   takeUnread(maxBytes: number, final: boolean): Promise<TakenOutput>;
+  /**
+   * The actor's readiness report for a job started with `watch.ready`: resolves once it is ready or its ready
+   * deadline passed, or with null when the job ended first (or has no ready spec).
+   */
+  readiness(): Promise<ReadyReport | null>;
+  /** The TCP ports the job's processes listen on now; null where they cannot be listed; [] once ended. */
+  listening(): Promise<number[] | null>;
   write(bytes: Uint8Array): Promise<WriteAck>;
   endStdin(): Promise<WriteAck>;
   resize(cols: number, rows: number): Promise<WriteAck>;

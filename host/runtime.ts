@@ -117,6 +117,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       contract: request.contract ?? null,
       // Read per job, so a test (or a future toggle) that changes the variable applies to the next job.
       redact: redactionEnabled(process.env),
+      ...(request.watch ? { watch: request.watch } : {}),
     };
     // The actor threads do not check messages (host/pool.ts): the spec is checked here, where a bad one is refused.
     const invalid = checkMessages ? protocolCheckers().jobSpec(spec) : null;

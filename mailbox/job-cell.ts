@@ -35,6 +35,10 @@ const PAUSED = 4;
 const LOG_TRUNCATED = 5;
 /** Bumped by the actor a few times a second while its event loop runs: the host's evidence that it is alive. */
 const HEARTBEAT = 6;
+/** Bit 0: stalled; bit 1: waiting for input (actors/stall-watch.ts). */
+const STUCK = 7;
+const STALLED_BIT = 1;
+const WAITING_BIT = 2;
 const INT_WORDS = 8;
 // BigInt64 words, after the Int32 ones.
 const BYTES = 0;
@@ -66,6 +70,10 @@ export interface CellView {
   /** Bytes received and not yet taken by a shell read. */
   unreadBytes: number;
   heartbeat: number;
+  /** Quiet past the job's stall_seconds while using under 1 % of a core. */
+  stalled: boolean;
+  /** The last output is a prompt-shaped unterminated line, followed by quiet. */
+  waitingForInput: boolean;
 }
 
 function views(buffer: SharedArrayBuffer): { ints: Int32Array; bigs: BigInt64Array } {
@@ -133,6 +141,10 @@ export class JobCellWriter {
   beat(): void {
     Atomics.add(this.ints, HEARTBEAT, 1);
   }
+
+  setStuck(flags: { stalled: boolean; waitingForInput: boolean }): void {
+    Atomics.store(this.ints, STUCK, (flags.stalled ? STALLED_BIT : 0) | (flags.waitingForInput ? WAITING_BIT : 0));
+  }
 }
 
 /** The host's side: reads, plus the one word it owns (cancel). */
@@ -194,6 +206,8 @@ export class JobCellReader {
       logTruncated: Atomics.load(ints, LOG_TRUNCATED) !== 0,
       unreadBytes: number(UNREAD_BYTES),
       heartbeat: this.heartbeat(),
+      stalled: (Atomics.load(ints, STUCK) & STALLED_BIT) !== 0,
+      waitingForInput: (Atomics.load(ints, STUCK) & WAITING_BIT) !== 0,
     };
   }
 }

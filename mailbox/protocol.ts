@@ -46,6 +46,32 @@ export const LogSpec = Type.Object(
 );
 export type LogSpec = Static<typeof LogSpec>;
 
+/** What makes a job that keeps running ready (all that are set must hold), checked by the actor. */
+export const ReadySpec = Type.Object(
+  {
+    /** A regex (contract-pattern rules) on complete lines, or a partial line once idle. */
+    pattern: Nullable(Type.String({ minLength: 1 })),
+    /** A TCP port a process of the job must listen on. */
+    port: Nullable(Type.Integer({ minimum: 1, maximum: 65_535 })),
+    /** A URL whose GET must answer with a status below 500. */
+    http: Nullable(Type.String({ minLength: 1 })),
+    timeoutMs: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
+  },
+  { additionalProperties: false },
+);
+export type ReadySpec = Static<typeof ReadySpec>;
+
+/** Watches the actor keeps on a running job: readiness, and stall detection (prompt detection is always on). */
+export const WatchSpec = Type.Object(
+  {
+    ready: Nullable(ReadySpec),
+    /** Quiet time after which a job using under 1 % of a core is stalled; null: not judged. */
+    stallMs: Nullable(Type.Integer({ minimum: 1, maximum: 2_147_483_647 })),
+  },
+  { additionalProperties: false },
+);
+export type WatchSpec = Static<typeof WatchSpec>;
+
 export const JobSpec = Type.Object(
   {
     id: Type.String({ minLength: 1 }),
@@ -79,6 +105,8 @@ export const JobSpec = Type.Object(
     contract: Nullable(MonitorContract),
     /** Replace secrets in what the job shows the model and the screen (off with PI_JOBS_REDACT=0); the log keeps raw bytes. */
     redact: Type.Boolean(),
+    /** Readiness and stall watches; absent: prompts are still detected, nothing else is watched. */
+    watch: Type.Optional(WatchSpec),
   },
   { additionalProperties: false },
 );
@@ -133,6 +161,8 @@ export const EndCause = Type.Union([
   Type.Literal("spawn_failed"),
   Type.Literal("log_quota"), // the log hit its quota and the spec says stop
   Type.Literal("log_failed"), // the log could not be written
+  Type.Literal("stalled"), // a monitor with a stall time went quiet and idle
+  Type.Literal("waiting_for_input"), // a monitor with a stall time sat at a prompt it can never be answered at
   Type.Literal("actor_crashed"),
   Type.Literal("actor_unresponsive"),
 ]);
@@ -206,12 +236,36 @@ export const Notice = Type.Object(
       Type.Literal("paused"), // pipes paused: the contract matcher is behind (it must see every line)
       Type.Literal("resumed"),
       Type.Literal("log_truncated"),
+      Type.Literal("stalled"), // quiet for the spec's stallMs and under 1 % of a core: detail null
+      Type.Literal("waiting_for_input"), // a prompt-shaped unterminated line, then quiet: detail is the prompt
     ]),
     detail: Nullable(Type.String()),
   },
   { additionalProperties: false },
 );
 export type Notice = Static<typeof Notice>;
+
+export const ReadyReport = Type.Object(
+  {
+    status: Type.Union([Type.Literal("ready"), Type.Literal("timeout")]),
+    /** From the spawn. */
+    elapsedMs: Type.Integer({ minimum: 0 }),
+    matched: Nullable(Type.String()),
+    captures: Nullable(Type.Record(Type.String(), Type.String())),
+    port: Nullable(Type.Integer()),
+  },
+  { additionalProperties: false },
+);
+export type ReadyReport = Static<typeof ReadyReport>;
+
+/** Sent at most once, when the spec's ready conditions all hold or its ready deadline passed. */
+export const ReadyMessage = Type.Object({ type: Type.Literal("ready"), report: ReadyReport }, { additionalProperties: false });
+
+/** The TCP ports the job's processes listen on; null where they cannot be listed. */
+export const PortsReply = Type.Object(
+  { type: Type.Literal("ports"), id: Type.Integer({ minimum: 0 }), ports: Nullable(Type.Array(Type.Integer())) },
+  { additionalProperties: false },
+);
 
 /**
  * The terminal message, sent exactly once, after every read reply. It carries the final output window and, for a
@@ -222,7 +276,7 @@ export const Exit = Type.Object(
   { additionalProperties: false },
 );
 
-export const ActorToHost = Type.Union([Spawned, WindowReply, UnreadReply, Notice, Exit]);
+export const ActorToHost = Type.Union([Spawned, WindowReply, UnreadReply, PortsReply, Notice, ReadyMessage, Exit]);
 export type ActorToHost = Static<typeof ActorToHost>;
 
 // ── Data port: host → actor ─────────────────────────────────────────────────────────────────────────────────────
@@ -234,6 +288,7 @@ export type ActorToHost = Static<typeof ActorToHost>;
  */
 export const Read = Type.Union([
   Type.Object({ type: Type.Literal("read"), id: Type.Integer({ minimum: 0 }), what: Type.Literal("window") }, { additionalProperties: false }),
+  Type.Object({ type: Type.Literal("read"), id: Type.Integer({ minimum: 0 }), what: Type.Literal("ports") }, { additionalProperties: false }),
   Type.Object(
     {
       type: Type.Literal("read"),

@@ -98,6 +98,8 @@ export function supervisionFields(s: Supervision): DetailField[] {
   if (s.quiet_ms !== null) list.push(inline("Quiet for", elapsed(s.quiet_ms)));
   list.push(inline("Log", `${bytes(s.log_bytes)}${s.log_truncated ? " (truncated)" : ""}`));
   list.push(inline("Cleanup", s.cleanup));
+  if (s.waiting_for_input) list.push(inline("Waiting for input", "yes"));
+  if (s.stalled) list.push(inline("Stalled", "yes"));
   return list;
 }
 
@@ -154,6 +156,7 @@ export function listRowLines(r: ListResult, options: BandOptions): string[] {
       inline("Elapsed", elapsed(s.elapsed_ms)),
       inline("Output", `${bytes(s.output_bytes_total)} (unread ${bytes(s.output_pending_bytes)})`),
       ...supervisionFields(s.supervision),
+      ...(s.listening !== undefined && s.listening !== null && s.listening.length > 0 ? [inline("Listening", s.listening.join(", "))] : []),
       inline("Log path", s.log_path ?? "none"),
     );
   }

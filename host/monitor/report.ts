@@ -150,6 +150,10 @@ export function nextStep(outcome: MonitorOutcome): string | null {
       return "a pattern could not be evaluated; simplify result_pattern or failure_pattern, then rerun";
     case "log_quota":
       return "output exceeded the log quota; reduce its volume, then rerun";
+    case "stalled":
+      return "it printed nothing and used no CPU for stall_seconds; find what it waits for in output, fix that, then rerun";
+    case "waiting_for_input":
+      return "it stopped at a prompt a monitor cannot answer; make the command non-interactive (a flag, env or stdin file), or run it with exec_command tty:true";
   }
   if (outcome.matched !== null || Object.keys(outcome.captures).length > 0) {
     return "fix the error the failure match reports, then rerun";

@@ -9,6 +9,7 @@ import { Type, type Static } from "typebox";
 import { Completion, DiagnosticLine, LineSource, MonitorStatus } from "../../mailbox/monitor.ts";
 import { validatePattern } from "../../actors/matcher.ts";
 import { deriveDescription } from "./describe.ts";
+import { stallOf } from "../shell/ready-params.ts";
 
 export const MONITOR_START = "monitor_start";
 export const MONITOR_STOP = "monitor_stop";
@@ -43,6 +44,7 @@ export const MonitorStartParams = Type.Object(
     ),
     timeout_ms: Type.Optional(Type.Integer({ default: DEFAULT_TIMEOUT_MS })),
     compact: Type.Optional(Type.Boolean({ description: "Shorter lossless report" })),
+    stall_seconds: Type.Optional(Type.Number()),
   },
   { additionalProperties: false },
 );
@@ -122,6 +124,8 @@ export interface NormalizedStart {
   completion: Completion;
   timeoutMs: number;
   compact: boolean;
+  /** Quiet and idle this long (or at a prompt) ends the run as a failure; null: not judged. */
+  stallMs: number | null;
 }
 
 export interface NormalizedStop {
@@ -206,6 +210,12 @@ export function validateMonitorStart(raw: unknown, checkPattern: PatternCheck = 
         if (typeof value !== "boolean") throw new FieldError("compact: expected true or false");
         return value;
       }) ?? false;
+    const stallMs =
+      optional(raw, "stall_seconds", (value) => {
+        const checked = stallOf("monitor_start", value);
+        if (!checked.ok) throw new FieldError(checked.error.replace("monitor_start: ", ""));
+        return checked.value;
+      }) ?? null;
     const derived = explicit === undefined || explicit === "";
     return {
       ok: true,
@@ -218,6 +228,7 @@ export function validateMonitorStart(raw: unknown, checkPattern: PatternCheck = 
         completion,
         timeoutMs,
         compact,
+        stallMs,
       },
     };
   } catch (error) {

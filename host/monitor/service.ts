@@ -156,6 +156,7 @@ export function createMonitorService(): MonitorService {
           completion: request.completion,
         },
         label: request.description,
+        ...(request.stallMs !== null ? { watch: { ready: null, stallMs: request.stallMs } } : {}),
       });
       // The runtime's id: the model, the console and the log file name the monitor alike.
       const record: MonitorRecord = {

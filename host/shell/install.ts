@@ -191,7 +191,7 @@ function registerTools(pi: ExtensionAPI, service: ShellService): void {
     ListSessionsParams,
     ListResultSchema,
     "List shell sessions",
-    (params) => service.list(params),
+    (params) => service.listSessions(params),
     listText,
   );
   define(
@@ -231,7 +231,7 @@ function registerCommand(pi: ExtensionAPI, service: ShellService): void {
         }
         return;
       }
-      const listing = service.list({});
+      const listing = await service.listSessions({});
       const running = listing.sessions.filter((s) => s.running);
       if (ctx.mode !== "tui" || running.length === 0) {
         ctx.ui.notify(listText(listing), "info");

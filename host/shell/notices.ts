@@ -4,7 +4,7 @@
  */
 import { COMMAND_PREVIEW_CHARS, NOTICE_MAX_SESSIONS } from "./limits.ts";
 import { oneLine } from "./text-safety.ts";
-import type { CompletionInfo } from "./wake-ledger.ts";
+import type { CompletionInfo, StuckAlert } from "./wake-ledger.ts";
 
 export const WAKE_MESSAGE_TYPE = "shell-jobs-wake";
 export const RECEIPT_HEADER = "[shell-jobs results]";
@@ -35,13 +35,38 @@ export interface WakeDetails {
     cmd: string;
   }[];
   omitted: number;
+  /** Running jobs that appear stuck (stalled or waiting for input); absent when none. */
+  stuck?: { session_id: number; kind: StuckAlert["kind"]; prompt: string | null; tty: boolean; log_path: string | null; cmd: string }[];
 }
 
-export function wakeMessage(batch: readonly CompletionInfo[]): { content: string; details: WakeDetails } {
+/** Longest prompt quoted in a wake: enough to recognise it, never a stream of output. */
+const PROMPT_PREVIEW_CHARS = 80;
+
+/** One line per stuck job: what it seems to wait for and what to do about it. */
+export function stuckLine(a: StuckAlert): string {
+  const what =
+    a.kind === "waiting_for_input"
+      ? `appears to be waiting for input: \`${oneLine(a.prompt ?? "", PROMPT_PREVIEW_CHARS)}\`; answer with write_stdin or kill it` +
+        (a.tty ? "" : " (pipes: a program that reads a terminal needs tty: true; otherwise answer on stdin)")
+      : "appears stalled (no output and under 1 % CPU for its stall_seconds); check it with write_stdin or kill it";
+  return `- session_id ${a.sessionId} ${what} · log_path: ${a.logPath ?? "none"} · cmd: ${oneLine(a.cmd, COMMAND_PREVIEW_CHARS)}`;
+}
+
+export function wakeMessage(batch: readonly CompletionInfo[], alerts: readonly StuckAlert[] = []): { content: string; details: WakeDetails } {
   const shown = batch.slice(0, NOTICE_MAX_SESSIONS);
-  const lines = [
+  const shownAlerts = alerts.slice(0, NOTICE_MAX_SESSIONS);
+  const lines: string[] = [];
+  if (shownAlerts.length > 0) {
+    lines.push(`[shell-jobs] ${alerts.length === 1 ? "A running job" : `${alerts.length} running jobs`} may be stuck:`);
+    for (const a of shownAlerts) lines.push(stuckLine(a));
+    if (alerts.length > shownAlerts.length) lines.push(`- … and ${alerts.length - shownAlerts.length} more (see list_sessions)`);
+  }
+  if (batch.length === 0) {
+    return { content: lines.join("\n"), details: { sessions: [], omitted: 0, stuck: stuckDetails(shownAlerts) } };
+  }
+  lines.push(
     `[shell-jobs] ${batch.length === 1 ? "A background job" : `${batch.length} background jobs`} armed with on_exit "wake" finished:`,
-  ];
+  );
   for (const c of shown) {
     lines.push(
       `- session_id ${c.sessionId}: ${completionPhrase(c)} after ${Math.round(c.elapsedMs)} ms · log_path: ${c.logPath ?? "none"}` +
@@ -67,8 +92,20 @@ export function wakeMessage(batch: readonly CompletionInfo[]): { content: string
         cmd: oneLine(c.cmd, COMMAND_PREVIEW_CHARS),
       })),
       omitted: batch.length - shown.length,
+      ...(shownAlerts.length > 0 ? { stuck: stuckDetails(shownAlerts) } : {}),
     },
   };
+}
+
+function stuckDetails(alerts: readonly StuckAlert[]): NonNullable<WakeDetails["stuck"]> {
+  return alerts.map((a) => ({
+    session_id: a.sessionId,
+    kind: a.kind,
+    prompt: a.prompt === null ? null : oneLine(a.prompt, PROMPT_PREVIEW_CHARS),
+    tty: a.tty,
+    log_path: a.logPath,
+    cmd: oneLine(a.cmd, COMMAND_PREVIEW_CHARS),
+  }));
 }
 
 export interface ReceiptLine {

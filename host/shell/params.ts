@@ -31,6 +31,19 @@ export const ExecCommandParams = Type.Object(
     ),
     on_exit: Type.Optional(OnExit),
     shell: Type.Optional(Type.String({ minLength: 1, description: "Shell program (default $SHELL, then /bin/sh)." })),
+    ready: Type.Optional(
+      Type.Object(
+        {
+          pattern: Type.Optional(Type.String({ description: "Output regex" })),
+          port: Type.Optional(Type.Integer()),
+          http: Type.Optional(Type.String({ description: "URL or path on port; GET<500" })),
+          timeout_ms: Type.Optional(Type.Number()),
+        },
+        { ...closed, description: "Servers: return once all hold; job keeps running" },
+      ),
+    ),
+    stall_seconds: Type.Optional(Type.Number({ description: "Silent+idle this long: stalled" })),
+    on_stall: Type.Optional(Type.Union([Type.Literal("none"), Type.Literal("wake")])),
   },
   closed,
 );
@@ -76,7 +89,7 @@ export const KillSessionParams = Type.Object(
 );
 
 export const FIELDS = {
-  exec_command: ["cmd", "workdir", "tty", "yield_time_ms", "timeout_seconds", "on_exit", "shell"],
+  exec_command: ["cmd", "workdir", "tty", "yield_time_ms", "timeout_seconds", "on_exit", "shell", "ready", "stall_seconds", "on_stall"],
   write_stdin: ["session_id", "chars", "chars_b64", "end_stdin", "yield_time_ms", "yield_until", "cols", "rows"],
   list_sessions: [],
   set_on_exit: ["session_id", "on_exit"],

@@ -9,7 +9,17 @@ import { escapeControls, oneLine } from "./text-safety.ts";
 import { COMMAND_PREVIEW_CHARS } from "./limits.ts";
 import type { OutputRendering } from "../../actors/output-text.ts";
 
-export type WaitStatus = "snapshot" | "completed" | "deadline" | "cancelled" | "steered";
+export type WaitStatus = "snapshot" | "completed" | "deadline" | "cancelled" | "steered" | "ready";
+
+/** How an exec_command with `ready` ended its wait. */
+export interface ReadyResult {
+  status: "ready" | "not_ready" | "exited" | "timeout";
+  /** From the spawn to the moment the condition held (or the wait ended). */
+  elapsed_ms: number;
+  matched?: string;
+  captures?: Record<string, string>;
+  port?: number;
+}
 export type OnExit = "none" | "wake";
 
 export interface ProcessResult {
@@ -44,6 +54,8 @@ export interface ProcessResult {
   elapsed_ms: number;
   /** Notes about this call: input written, resize applied, why output was left unread. */
   notes: string[];
+  /** Present when exec_command was given `ready`. */
+  ready?: ReadyResult;
 }
 
 export interface SessionEntryView {
@@ -63,6 +75,8 @@ export interface SessionEntryView {
   elapsed_ms: number;
   log_path: string | null;
   supervision: Supervision;
+  /** TCP ports the job's processes listen on (running jobs; null where they cannot be listed). */
+  listening?: number[] | null;
 }
 
 export interface ListResult {
@@ -129,6 +143,16 @@ export const SupervisionSchema = Type.Object({
   log_bytes: Type.Number(),
   log_truncated: Type.Boolean(),
   cleanup: Type.Union((["none", "pending", "confirmed", "unconfirmed"] satisfies Cleanup[]).map((s) => Type.Literal(s))),
+  stalled: Type.Boolean(),
+  waiting_for_input: Type.Boolean(),
+});
+
+const ReadyResultSchema = Type.Object({
+  status: Type.Union(["ready", "not_ready", "exited", "timeout"].map((s) => Type.Literal(s))),
+  elapsed_ms: Type.Number(),
+  matched: Type.Optional(Type.String()),
+  captures: Type.Optional(Type.Record(Type.String(), Type.String())),
+  port: Type.Optional(Type.Integer()),
 });
 
 export const ProcessResultSchema = Type.Object({
@@ -148,13 +172,14 @@ export const ProcessResultSchema = Type.Object({
   output_bytes_total: Type.Integer(),
   log_path: Nullable(Type.String()),
   wait_mode: Type.Union([Type.Literal("immediate"), Type.Literal("relative"), Type.Literal("absolute")]),
-  wait_status: Type.Union(["snapshot", "completed", "deadline", "cancelled", "steered"].map((s) => Type.Literal(s))),
+  wait_status: Type.Union(["snapshot", "completed", "deadline", "cancelled", "steered", "ready"].map((s) => Type.Literal(s))),
   supervision: SupervisionSchema,
   cmd: Type.String(),
   tty: Type.Boolean(),
   on_exit: OnExitSchema,
   elapsed_ms: Type.Number(),
   notes: Type.Array(Type.String()),
+  ready: Type.Optional(ReadyResultSchema),
 });
 
 const SessionEntrySchema = Type.Object({
@@ -173,6 +198,7 @@ const SessionEntrySchema = Type.Object({
   elapsed_ms: Type.Number(),
   log_path: Nullable(Type.String()),
   supervision: SupervisionSchema,
+  listening: Type.Optional(Nullable(Type.Array(Type.Integer()))),
 });
 
 export const ListResultSchema = Type.Object({
@@ -217,7 +243,9 @@ export const KillResultSchema = Type.Object({
 export function supervisionLine(s: Supervision): string {
   return (
     `supervision: state=${s.state} stop_reason=${s.stop_reason ?? "none"} deadline_utc=${s.deadline_utc ?? "none"} ` +
-    `quiet_ms=${s.quiet_ms ?? "none"} log_bytes=${s.log_bytes} log_truncated=${s.log_truncated} cleanup=${s.cleanup}`
+    `quiet_ms=${s.quiet_ms ?? "none"} log_bytes=${s.log_bytes} log_truncated=${s.log_truncated} cleanup=${s.cleanup}` +
+    (s.stalled ? " stalled=true" : "") +
+    (s.waiting_for_input ? " waiting_for_input=true" : "")
   );
 }
 
@@ -244,7 +272,16 @@ const WAIT_WORDS: Record<WaitStatus, string> = {
   deadline: "the tool wait ended; this is not a process timeout, the job keeps running",
   cancelled: "the call was cancelled; the job keeps running",
   steered: "returned early for the user's new message; the job keeps running",
+  ready: "returned when the job became ready; it keeps running",
 };
+
+export function readyLine(r: ReadyResult): string {
+  const parts = [`ready: status=${r.status} elapsed_ms=${Math.round(r.elapsed_ms)}`];
+  if (r.port !== undefined) parts.push(`port=${r.port}`);
+  if (r.matched !== undefined) parts.push(`matched=${JSON.stringify(oneLine(r.matched, 200))}`);
+  if (r.captures !== undefined) parts.push(`captures=${JSON.stringify(r.captures)}`);
+  return parts.join(" ");
+}
 
 export function processResultText(r: ProcessResult): string {
   const head = r.running
@@ -255,6 +292,7 @@ export function processResultText(r: ProcessResult): string {
   const lines = [
     head,
     `wait: mode=${r.wait_mode} status=${r.wait_status} — ${WAIT_WORDS[r.wait_status]}`,
+    ...(r.ready ? [readyLine(r.ready)] : []),
     supervisionLine(r.supervision),
     `log_path: ${r.log_path ?? "none"}`,
     `elapsed_ms: ${Math.round(r.elapsed_ms)} · on_exit: ${r.on_exit} · output_bytes_total: ${r.output_bytes_total}`,
@@ -276,6 +314,7 @@ export function listText(r: ListResult): string {
         `output_bytes_total=${s.output_bytes_total} (unread ${s.output_pending_bytes}) · elapsed_ms=${Math.round(s.elapsed_ms)} · ` +
         `${s.running || s.status === "starting" ? "" : s.collected ? "collected · " : "not collected · "}cmd: ${oneLine(s.cmd, COMMAND_PREVIEW_CHARS)}`,
       `  ${supervisionLine(s.supervision)}`,
+      ...(s.listening !== undefined && s.running ? [`  listening: ${s.listening === null ? "unknown" : `[${s.listening.join(", ")}]`}`] : []),
       `  log_path: ${s.log_path ?? "none"}`,
     );
   }

@@ -23,6 +23,8 @@ import {
 import type { ShellState } from "./state.ts";
 import { validateExec, validateKill, validateListSessions, validateSetOnExit, validateWriteStdin, type Checked } from "./validate.ts";
 import { planWait, type WaitPlan, type WaitPlanResult } from "./waits.ts";
+import { readyResult, waitReady } from "./ready-wait.ts";
+import { refreshListening, listeningOf } from "./listening.ts";
 
 /** A job not yet ended is `starting` until its process exists, `running` from then on. */
 function liveStatus(session: ShellSession): "starting" | "running" {
@@ -54,7 +56,7 @@ export interface ShellServiceOptions {
   logMaxBytes?: number;
 }
 
-type WaitOutcome = "exit" | "deadline" | "cancelled" | "steered";
+type WaitOutcome = "exit" | "deadline" | "cancelled" | "steered" | "ready";
 
 /** How long past the grace kill_session waits for the stop to be confirmed before it reports `killed: false`. */
 const KILL_CONFIRM_SLACK_MS = 10_000;
@@ -124,6 +126,7 @@ export class ShellService {
         log: { maxBytes: this.options.logMaxBytes ?? LOG_MAX_BYTES, onQuota: "stop" },
         unread: { headBytes: OUTPUT_HEAD_BYTES, tailBytes: OUTPUT_TAIL_BYTES },
         label: `shell: ${request.cmd.slice(0, 80)}`,
+        ...(request.ready !== null || request.stallMs !== null ? { watch: { ready: request.ready, stallMs: request.stallMs } } : {}),
       });
     } catch (error) {
       throw new ShellToolError(`exec_command refused: ${(error as Error).message}`);
@@ -137,11 +140,18 @@ export class ShellService {
       cwd,
       timeoutMs: request.timeoutMs,
       onExit: request.onExit,
+      onStall: request.onStall,
     });
     registry.add(session);
     this.watch(session);
     this.touch(call, session.id);
 
+    if (request.ready !== null) {
+      const ready = await waitReady(session, call.signal, steerInterruptEnabled(this.env()) ? this.steerListeners : null);
+      const outcome: WaitOutcome = ready.kind === "timeout" ? "deadline" : ready.kind;
+      const result = await this.answer("exec_command", session, plan, outcome, call, []);
+      return { ...result, ready: readyResult(ready, session, Date.now()) };
+    }
     const outcome = await this.waitOn(session, plan, call.signal);
     return await this.answer("exec_command", session, plan, outcome, call, []);
   }
@@ -152,6 +162,16 @@ export class ShellService {
    */
   private watch(session: ShellSession): void {
     const state = this.state;
+    // A stuck episode wakes the model once, if the job asked for wakes; its flags are in supervision either way.
+    session.handle.onNotice((notice) => {
+      if (notice.kind !== "stalled" && notice.kind !== "waiting_for_input") return;
+      if (state.closing || session.stoppedBy !== null || (session.onExit !== "wake" && session.onStall !== "wake")) return;
+      state.ledger.stuck(
+        { sessionId: session.id, cmd: session.cmd, kind: notice.kind, prompt: notice.detail, tty: session.tty, logPath: logPathOf(session) },
+        performance.now(),
+      );
+      state.onCompletion();
+    });
     void session.handle.done.then((result) => {
       const info = settleSession(session, result);
       for (const wake of [...session.exitWaiters]) wake();
@@ -302,7 +322,7 @@ export class ShellService {
     const now = Date.now();
     const ended = session.result !== null && session.ending !== null;
     if (!consume) notes.push(`output left unread (${session.handle.figures().unreadBytes} bytes); read it with write_stdin`);
-    const waitStatus: WaitStatus = ended && consume ? "completed" : outcome === "cancelled" ? "cancelled" : outcome === "steered" ? "steered" : plan.mode === "immediate" ? "snapshot" : "deadline";
+    const waitStatus: WaitStatus = ended && consume ? "completed" : outcome === "cancelled" ? "cancelled" : outcome === "steered" ? "steered" : outcome === "ready" ? "ready" : plan.mode === "immediate" ? "snapshot" : "deadline";
     const base = {
       operation,
       output: taken.text,
@@ -373,6 +393,14 @@ export class ShellService {
 
   // ── list_sessions, set_on_exit, kill_session ─────────────────────────────────────────────────────────────────
 
+  /** list_sessions as the tool answers it: the running jobs' listening ports are read from their actors first. */
+  async listSessions(raw: unknown): Promise<ListResult> {
+    unwrap(validateListSessions(raw));
+    await refreshListening(this.state.registry.all().filter((s) => s.result === null));
+    return this.list(raw);
+  }
+
+  /** The sessions as known now; `listening` is what the last listSessions read. */
   list(raw: unknown): ListResult {
     unwrap(validateListSessions(raw));
     const now = Date.now();
@@ -402,6 +430,7 @@ export class ShellService {
       elapsed_ms: elapsedOf(s, now),
       log_path: logPathOf(s),
       supervision: supervisionOf(s, now),
+      ...(status === "running" && listeningOf(s) !== undefined ? { listening: listeningOf(s) } : {}),
     };
   }
 

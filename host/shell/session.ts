@@ -19,6 +19,8 @@ export interface ShellSession {
   readonly timeoutMs: number;
   readonly startedEpochMs: number;
   onExit: OnExit;
+  /** Wake the model when the job appears stuck (on_exit "wake" implies it). */
+  onStall: OnExit;
   result: ActorResult | null;
   ending: Ending | null;
   /** Who asked for the stop, if anyone did. */
@@ -40,9 +42,11 @@ export function createSession(init: {
   cwd: string;
   timeoutMs: number;
   onExit: OnExit;
+  onStall?: OnExit;
 }): ShellSession {
   const session: ShellSession = {
     ...init,
+    onStall: init.onStall ?? "none",
     startedEpochMs: init.handle.requestedAtEpoch,
     result: null,
     ending: null,
@@ -81,6 +85,8 @@ export function supervisionOf(session: ShellSession, nowEpochMs: number): Superv
     nowEpochMs,
     logBytes: figures.logBytes,
     logTruncated: figures.logTruncated,
+    stalled: session.result === null && figures.stalled,
+    waitingForInput: session.result === null && figures.waitingForInput,
   });
 }
 

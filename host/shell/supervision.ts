@@ -18,6 +18,10 @@ export interface Supervision {
   log_bytes: number;
   log_truncated: boolean;
   cleanup: Cleanup;
+  /** Quiet past its stall_seconds while using under 1 % of a core. */
+  stalled: boolean;
+  /** Its last output is a prompt-shaped unterminated line, and nothing followed it for 2 s. */
+  waiting_for_input: boolean;
 }
 
 export interface Failure {
@@ -65,6 +69,10 @@ export function describeEnding(result: ActorResult, stoppedBy: "tool" | "session
       };
     case "spawn_failed":
       return { status: "failed", state: "failed", stopReason: "spawn_failed", failure: { reason: "spawn_failed", message: result.message ?? "the command could not be started" } };
+    case "stalled":
+    case "waiting_for_input":
+      // Only monitors end this way; a shell job is flagged and woken about it instead, and keeps running.
+      return { status: "failed", state: "failed", stopReason: "stopped", failure: { reason: "stopped", message: `the job was stopped: ${result.cause}` } };
     case "actor_crashed":
     case "actor_unresponsive":
       return {
@@ -93,6 +101,8 @@ export interface SupervisionInput {
   nowEpochMs: number;
   logBytes: number;
   logTruncated: boolean;
+  stalled?: boolean;
+  waitingForInput?: boolean;
 }
 
 export function deriveSupervision(input: SupervisionInput): Supervision {
@@ -106,5 +116,7 @@ export function deriveSupervision(input: SupervisionInput): Supervision {
     log_bytes: result?.log.bytes ?? input.logBytes,
     log_truncated: result?.log.truncated ?? input.logTruncated,
     cleanup: result !== null ? result.cleanup : input.stopping ? "pending" : "none",
+    stalled: input.stalled ?? false,
+    waiting_for_input: input.waitingForInput ?? false,
   };
 }

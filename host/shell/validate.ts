@@ -6,6 +6,8 @@ import { decodeCEscapes } from "./escapes.ts";
 import { FIELDS, type ShellToolName } from "./params.ts";
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, MAX_WRITE_QUEUE_BYTES, PTY_COLS, PTY_ROWS } from "./limits.ts";
 import type { WaitKind } from "./waits.ts";
+import type { ReadySpec } from "../../mailbox/protocol.ts";
+import { readyOf, stallOf } from "./ready-params.ts";
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
 export type OnExit = "none" | "wake";
@@ -19,6 +21,12 @@ export interface ExecRequest {
   timeoutMs: number;
   onExit: OnExit;
   shell: string | null;
+  /** Return once these hold instead of at the yield; null: the yield rules. */
+  ready: ReadySpec | null;
+  /** Quiet time after which an idle job is stalled; null: not judged. */
+  stallMs: number | null;
+  /** Wake the model when the job stalls or waits for input (on_exit "wake" implies it). */
+  onStall: OnExit;
 }
 
 export interface WriteRequest {
@@ -55,6 +63,9 @@ const HOME: Readonly<Record<string, string>> = {
   tty: "exec_command",
   timeout_seconds: "exec_command",
   on_exit: "exec_command or set_on_exit",
+  ready: "exec_command",
+  stall_seconds: "exec_command or monitor_start",
+  on_stall: "exec_command",
   signal: "kill_session",
 };
 
@@ -139,6 +150,16 @@ export function validateExec(raw: unknown): Checked<ExecRequest> {
   if (!onExit.ok) return onExit;
   const shell = optionalString(tool, "shell", a.shell, true);
   if (!shell.ok) return shell;
+  const ready = readyOf(tool, a.ready, timeoutMs);
+  if (!ready.ok) return ready;
+  if (ready.value !== null && yieldTimeMs.value !== undefined) {
+    return fail(`${tool}: ready and yield_time_ms are mutually exclusive; ready.timeout_ms bounds the wait`);
+  }
+  const stallMs = stallOf(tool, a.stall_seconds);
+  if (!stallMs.ok) return stallMs;
+  if (a.on_stall !== undefined && a.on_stall !== "none" && a.on_stall !== "wake") {
+    return fail(`${tool}: on_stall must be "none" or "wake" (got ${JSON.stringify(a.on_stall)})`);
+  }
   return {
     ok: true,
     value: {
@@ -149,6 +170,9 @@ export function validateExec(raw: unknown): Checked<ExecRequest> {
       timeoutMs,
       onExit: onExit.value,
       shell: shell.value ?? null,
+      ready: ready.value,
+      stallMs: stallMs.value,
+      onStall: (a.on_stall as OnExit | undefined) ?? "none",
     },
   };
 }

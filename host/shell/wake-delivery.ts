@@ -5,9 +5,9 @@
  */
 import { wakeMessage } from "./notices.ts";
 import type { ShellState } from "./state.ts";
-import type { CompletionInfo } from "./wake-ledger.ts";
+import type { CompletionInfo, StuckAlert } from "./wake-ledger.ts";
 
-export type WakeSender = (batch: readonly CompletionInfo[], message: ReturnType<typeof wakeMessage>) => void;
+export type WakeSender = (batch: readonly CompletionInfo[], message: ReturnType<typeof wakeMessage>, alerts: readonly StuckAlert[]) => void;
 
 export class WakeScheduler {
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -58,11 +58,20 @@ export class WakeScheduler {
   flush(): void {
     if (!this.active) return;
     const ledger = this.state().ledger;
-    const batch = ledger.takeBatch(performance.now());
-    if (batch.length > 0) {
+    const now = performance.now();
+    const batch = ledger.takeBatch(now);
+    // An episode that output ended while its wake waited for the batch owes nothing any more.
+    const alerts = ledger.takeAlerts(now).filter((alert) => {
+      const figures = this.state().registry.get(alert.sessionId)?.handle.figures();
+      const still = alert.kind === "stalled" ? figures?.stalled : figures?.waitingForInput;
+      if (!still) ledger.unstuck(alert.sessionId);
+      return still === true;
+    });
+    if (batch.length > 0 || alerts.length > 0) {
       try {
-        this.send(batch, wakeMessage(batch));
+        this.send(batch, wakeMessage(batch, alerts), alerts);
         ledger.submitted(batch.map((c) => c.sessionId));
+        ledger.alertsSubmitted(alerts.map((a) => a.sessionId));
       } catch (error) {
         ledger.submissionFailed();
         this.failures.push((error as Error)?.message ?? String(error));

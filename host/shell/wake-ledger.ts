@@ -19,6 +19,17 @@ export interface CompletionInfo {
   endedAtEpochMs: number;
 }
 
+/** A running job that appears stuck: one per episode (output ends an episode; a new one may follow). */
+export interface StuckAlert {
+  sessionId: number;
+  cmd: string;
+  kind: "stalled" | "waiting_for_input";
+  /** The prompt it shows, for waiting_for_input. */
+  prompt: string | null;
+  tty: boolean;
+  logPath: string | null;
+}
+
 type WakeState =
   /** Eligible for the next batch, since this monotonic time. */
   | { kind: "pending"; since: number }
@@ -43,6 +54,8 @@ export interface WakeTiming {
 
 export class WakeLedger {
   private readonly records = new Map<number, WakeRecord>();
+  /** Stuck alerts not yet handed to Pi, by session; batched with completions. */
+  private readonly alerts = new Map<number, { alert: StuckAlert; since: number }>();
   private readonly timing: WakeTiming;
   /** After a failed submission nothing is retried until the next tool boundary or agent_settled. */
   private waitingForBoundary = false;
@@ -56,8 +69,33 @@ export class WakeLedger {
    * case set_on_exit arms it before it is collected.
    */
   completed(info: CompletionInfo, armed: boolean, now: number): void {
+    // The end says more than a stall of the same job would.
+    this.alerts.delete(info.sessionId);
     if (this.records.has(info.sessionId)) return;
     this.records.set(info.sessionId, { info, armed, state: { kind: "pending", since: now } });
+  }
+
+  /** A running job began a stuck episode and asked to wake the model about it. */
+  stuck(alert: StuckAlert, now: number): void {
+    if (this.records.has(alert.sessionId)) return;
+    this.alerts.set(alert.sessionId, { alert, since: now });
+  }
+
+  /** The episode ended (new output) before its wake went out: nothing is owed any more. */
+  unstuck(sessionId: number): void {
+    this.alerts.delete(sessionId);
+  }
+
+  /** The stuck alerts to send now (with the completions of takeBatch), in session order. */
+  takeAlerts(now: number): StuckAlert[] {
+    const due = this.dueAt();
+    if (due === null || now < due) return [];
+    return [...this.alerts.values()].map((a) => a.alert).sort((a, b) => a.sessionId - b.sessionId);
+  }
+
+  /** Pi accepted the batch that carried these alerts. */
+  alertsSubmitted(sessionIds: readonly number[]): void {
+    for (const id of sessionIds) this.alerts.delete(id);
   }
 
   /** set_on_exit on a job that has already ended (running jobs carry their flag themselves until completion). */
@@ -84,6 +122,7 @@ export class WakeLedger {
 
   /** An explicit stop: the model asked for the end, so it is not told about it again. */
   suppress(sessionId: number): void {
+    this.alerts.delete(sessionId);
     const record = this.records.get(sessionId);
     if (record !== undefined && record.state.kind !== "submitted") record.state = { kind: "suppressed" };
   }
@@ -130,7 +169,7 @@ export class WakeLedger {
   /** When the next batch should be sent (monotonic ms), or null when nothing is due or a boundary is awaited. */
   dueAt(): number | null {
     if (this.waitingForBoundary) return null;
-    const eligible = this.eligible();
+    const eligible = [...this.eligible().map((e) => e.since), ...[...this.alerts.values()].map((a) => a.since)].map((since) => ({ since }));
     if (eligible.length === 0) return null;
     let first = Number.POSITIVE_INFINITY;
     let last = Number.NEGATIVE_INFINITY;
@@ -170,12 +209,14 @@ export class WakeLedger {
 
   /** Forget a session entirely (registry eviction or shutdown); an owed wake stays owed until sent or consumed. */
   forget(sessionId: number): void {
+    this.alerts.delete(sessionId);
     const record = this.records.get(sessionId);
     if (record !== undefined && !this.owes(record)) this.records.delete(sessionId);
   }
 
   clear(): void {
     this.records.clear();
+    this.alerts.clear();
     this.waitingForBoundary = false;
   }
 

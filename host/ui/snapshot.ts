@@ -10,6 +10,7 @@ import type { MonitorRecord, MonitorService } from "../monitor/service.ts";
 import { structuredResult } from "../monitor/report.ts";
 import type { ShellService } from "../shell/service.ts";
 import type { ShellSession } from "../shell/session.ts";
+import { listeningOf, refreshSoon } from "../shell/listening.ts";
 import { monitorConfigFields, monitorHeadFields, monitorPayloadFields, monitorTone } from "../../ui/monitor-fields.ts";
 import { createGroupSampler, type GroupSampler, UNKNOWN_RESOURCES } from "./group-resources.ts";
 import { RateTracker } from "./rates.ts";
@@ -123,7 +124,13 @@ export function createSnapshotBuilder(
       if (result.log.truncated) head.push({ label: "Warning", value: "the log is truncated", layout: "inline" });
     } else if (session.stopping) {
       head.push({ label: "Reason", value: "stopping", layout: "inline" });
+    } else {
+      const figures = session.handle.figures();
+      if (figures.waitingForInput) head.push({ label: "Warning", value: "waiting for input (answer with write_stdin, or stop it)", layout: "inline" });
+      if (figures.stalled) head.push({ label: "Warning", value: "stalled: no output and no CPU for its stall time", layout: "inline" });
     }
+    if (running) refreshSoon(session);
+    const listening = running ? listeningOf(session) : undefined;
     const logPath = result?.log.path ?? null;
     const view: JobView = {
       key,
@@ -140,6 +147,9 @@ export function createSnapshotBuilder(
         { label: "Terminal", value: session.tty ? "PTY" : "pipes", layout: "inline" },
         { label: "On exit", value: session.onExit, layout: "inline" },
         { label: "Unread", value: `${session.handle.figures().unreadBytes} bytes`, layout: "inline" },
+        ...(listening !== undefined && listening !== null && listening.length > 0
+          ? [{ label: "Listening", value: listening.join(", "), layout: "inline" as const }]
+          : []),
         ...(logPath !== null ? [{ label: "Log", value: logPath, layout: "inline" as const }] : []),
       ],
       config: [

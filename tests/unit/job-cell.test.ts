@@ -26,6 +26,8 @@ describe("job cell", () => {
       logTruncated: false,
       unreadBytes: 0,
       heartbeat: 0,
+      stalled: false,
+      waitingForInput: false,
     });
     expect(writer.claimSpawn()).toBe(true);
     expect(reader.state()).toBe("spawning");
@@ -37,6 +39,7 @@ describe("job cell", () => {
     writer.setUnread(77);
     writer.beat();
     writer.beat();
+    writer.setStuck({ stalled: false, waitingForInput: true });
     expect(reader.read()).toEqual({
       state: "running",
       pid: 4242,
@@ -51,7 +54,11 @@ describe("job cell", () => {
       logTruncated: true,
       unreadBytes: 77,
       heartbeat: 2,
+      stalled: false,
+      waitingForInput: true,
     });
+    writer.setStuck({ stalled: true, waitingForInput: false });
+    expect(reader.read()).toMatchObject({ stalled: true, waitingForInput: false });
     writer.setState("ended");
     expect(reader.state()).toBe("ended");
   });

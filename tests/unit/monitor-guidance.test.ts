@@ -92,3 +92,10 @@ describe("buildGuidance", () => {
     }
   });
 });
+
+describe("services", () => {
+  it("points servers and watchers at exec_command ready, only when exec_command is active", () => {
+    expect(buildGuidance(["exec_command", "monitor_start", "monitor_stop"], false)).toMatch(/^exec_command ready: servers and watchers/m);
+    expect(buildGuidance(["bash", "monitor_start", "monitor_stop"], false)).not.toMatch(/ready/);
+  });
+});

@@ -32,6 +32,7 @@ describe("monitor_start parameters", () => {
         completion: "match",
         timeoutMs: DEFAULT_TIMEOUT_MS,
         compact: false,
+        stallMs: null,
       },
     });
   });
@@ -56,6 +57,7 @@ describe("monitor_start parameters", () => {
         completion: "exit",
         timeoutMs: 2_147_483_647,
         compact: true,
+        stallMs: null,
       },
     });
   });

@@ -133,3 +133,56 @@ describe("wake and receipt texts", () => {
     expect(text).toMatch(/session_id 2: exited with code 3 · final output replayable.*\/l\/2/);
   });
 });
+
+describe("stuck alerts", () => {
+  const alert = (sessionId: number, kind: "stalled" | "waiting_for_input" = "waiting_for_input") => ({
+    sessionId,
+    cmd: `job ${sessionId}`,
+    kind,
+    prompt: kind === "waiting_for_input" ? "Password: " : null,
+    tty: false,
+    logPath: `/logs/${sessionId}`,
+  });
+
+  it("are batched with completions and sent once", () => {
+    const ledger = new WakeLedger(timing);
+    ledger.stuck(alert(2), 0);
+    ledger.completed(info(1), true, 500);
+    expect(ledger.dueAt()).toBe(1500);
+    expect(ledger.takeAlerts(1499)).toEqual([]);
+    expect(ledger.takeAlerts(1500).map((a) => a.sessionId)).toEqual([2]);
+    expect(ledger.takeBatch(1500).map((c) => c.sessionId)).toEqual([1]);
+    ledger.submitted([1]);
+    ledger.alertsSubmitted([2]);
+    expect(ledger.dueAt()).toBeNull();
+    expect(ledger.takeAlerts(10_000)).toEqual([]);
+  });
+
+  it("an episode that ended, a completion or a stop drops the alert", () => {
+    const ledger = new WakeLedger(timing);
+    ledger.stuck(alert(1), 0);
+    ledger.unstuck(1);
+    expect(ledger.dueAt()).toBeNull();
+    ledger.stuck(alert(2), 0);
+    ledger.completed(info(2), false, 10);
+    expect(ledger.takeAlerts(10_000)).toEqual([]);
+    ledger.stuck(alert(3), 0);
+    ledger.suppress(3);
+    expect(ledger.takeAlerts(10_000)).toEqual([]);
+  });
+
+  it("the wake says what the job waits for and what to do, metadata only", () => {
+    const message = wakeMessage([], [alert(4), alert(5, "stalled")]);
+    expect(message.content).toContain("[shell-jobs] 2 running jobs may be stuck:");
+    expect(message.content).toContain("session_id 4 appears to be waiting for input: `Password: `; answer with write_stdin or kill it (pipes: a program that reads a terminal needs tty: true; otherwise answer on stdin)");
+    expect(message.content).toContain("session_id 5 appears stalled");
+    expect(message.details).toEqual({
+      sessions: [],
+      omitted: 0,
+      stuck: [
+        { session_id: 4, kind: "waiting_for_input", prompt: "Password: ", tty: false, log_path: "/logs/4", cmd: "job 4" },
+        { session_id: 5, kind: "stalled", prompt: null, tty: false, log_path: "/logs/5", cmd: "job 5" },
+      ],
+    });
+  });
+});

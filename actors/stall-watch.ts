@@ -1,0 +1,105 @@
+/**
+ * Is a job stuck? Pure state machine, fed by the actor with output times and CPU samples of the job's process tree.
+ *
+ * - stalled: nothing printed for `stallMs` and the tree used under 1 % of one core over that quiet time (so a busy
+ *   loop that prints nothing is working, not stalled). Only judged when `stallMs` is set.
+ * - waiting for input: the last output is an unterminated line that looks like a prompt, and nothing followed it
+ *   for PROMPT_QUIET_MS. Judged always.
+ * Each is one episode: it is reported once, and output ends it.
+ */
+
+/** Quiet time after a prompt-shaped tail before the job counts as waiting for input. */
+export const PROMPT_QUIET_MS = 2_000;
+/** Under this share of one core over the quiet time, a silent job is stalled. */
+export const STALL_CPU_SHARE = 0.01;
+
+export type StallEvent =
+  | { kind: "stalled"; quietMs: number; cpuMs: number }
+  | { kind: "waiting_for_input"; prompt: string }
+  /** Output ended the episode(s) under way. */
+  | { kind: "active" };
+
+export interface StallFlags {
+  stalled: boolean;
+  waitingForInput: boolean;
+}
+
+interface CpuSample {
+  at: number;
+  cpuMs: number;
+}
+
+export class StallWatch {
+  private lastOutputAt: number;
+  /** The prompt-shaped tail since the last output, or null. */
+  private prompt: string | null = null;
+  private flags: StallFlags = { stalled: false, waitingForInput: false };
+  /** CPU samples since the last output, oldest first; the first is the baseline at (or just after) the last output. */
+  private samples: CpuSample[] = [];
+  private readonly stallMs: number | null;
+
+  constructor(options: { stallMs: number | null; now: number }) {
+    this.stallMs = options.stallMs;
+    this.lastOutputAt = options.now;
+  }
+
+  get state(): Readonly<StallFlags> {
+    return this.flags;
+  }
+
+  /** Output arrived; `prompt` is what the unterminated tail looks like now (null when it is not a prompt). */
+  output(now: number, prompt: string | null): StallEvent[] {
+    this.lastOutputAt = now;
+    this.prompt = prompt;
+    this.samples = [];
+    if (!this.flags.stalled && !this.flags.waitingForInput) return [];
+    this.flags = { stalled: false, waitingForInput: false };
+    return [{ kind: "active" }];
+  }
+
+  /** A CPU sample of the tree: total CPU time (user + system) its processes have used so far, in ms. */
+  cpu(now: number, cpuMs: number): void {
+    const last = this.samples[this.samples.length - 1];
+    // A process of the tree ended and its time left with it: the window restarts from here, never goes negative.
+    if (last !== undefined && cpuMs < last.cpuMs) this.samples = [];
+    this.samples.push({ at: now, cpuMs });
+    // Only the baseline (first sample after the output) and the newest are needed.
+    if (this.samples.length > 2) this.samples.splice(1, this.samples.length - 2);
+  }
+
+  /** When a prompt-shaped tail turns into "waiting for input" if nothing follows it, or null. */
+  promptCheckAt(): number | null {
+    return this.prompt !== null && !this.flags.waitingForInput ? this.lastOutputAt + PROMPT_QUIET_MS : null;
+  }
+
+  /** Whether a CPU sample is wanted now: stall detection is on and no stall is reported yet. */
+  wantsCpu(): boolean {
+    return this.stallMs !== null && !this.flags.stalled;
+  }
+
+  /** Judges the time since the last output; returns the episodes that begin now. */
+  check(now: number): StallEvent[] {
+    const events: StallEvent[] = [];
+    const quietMs = now - this.lastOutputAt;
+    if (this.prompt !== null && !this.flags.waitingForInput && quietMs >= PROMPT_QUIET_MS) {
+      this.flags = { ...this.flags, waitingForInput: true };
+      events.push({ kind: "waiting_for_input", prompt: this.prompt });
+    }
+    if (this.stallMs !== null && !this.flags.stalled && quietMs >= this.stallMs) {
+      const first = this.samples[0];
+      const last = this.samples[this.samples.length - 1];
+      // Without two samples spanning most of the quiet time nothing can be said about the CPU yet.
+      if (first !== undefined && last !== undefined && last.at - first.at >= this.stallMs * 0.5) {
+        const cpuMs = last.cpuMs - first.cpuMs;
+        if (cpuMs < (last.at - first.at) * STALL_CPU_SHARE) {
+          this.flags = { ...this.flags, stalled: true };
+          events.push({ kind: "stalled", quietMs, cpuMs });
+        } else {
+          // It is working: judge the next window from here.
+          this.samples = [last];
+        }
+      }
+    }
+    return events;
+  }
+}

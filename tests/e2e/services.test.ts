@@ -1,0 +1,86 @@
+/**
+ * Services and stuck jobs in real Pi (SDK, faux model, Pi's own extension loader): one readiness call on a real
+ * HTTP server, and one stuck-job wake that starts a turn in an idle session.
+ */
+import { fauxAssistantMessage, fauxToolCall, type FauxResponseFactory, type Message } from "@earendil-works/pi-ai";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { afterEach, describe, expect, test } from "vitest";
+import { messageText } from "../fixtures/faux-provider.ts";
+import { REPO_ROOT } from "./harness/paths.ts";
+import { startSdkSession, type SdkSession } from "./harness/sdk.ts";
+
+const SHELL_ENTRY = join(REPO_ROOT, "tests", "fixtures", "shell-jobs-extension.ts");
+const cleanups: (() => Promise<unknown>)[] = [];
+
+afterEach(async () => {
+  await Promise.allSettled(cleanups.splice(0).map((cleanup) => cleanup()));
+});
+
+function call(name: string, args: Record<string, unknown>): FauxResponseFactory {
+  return () => fauxAssistantMessage([fauxToolCall(name, args as Parameters<typeof fauxToolCall>[1])], { stopReason: "toolUse" });
+}
+
+async function start(responses: FauxResponseFactory[]): Promise<SdkSession> {
+  const sdk = await startSdkSession({ extensions: [SHELL_ENTRY], responses });
+  cleanups.push(() => sdk.dispose());
+  return sdk;
+}
+
+type ToolEnd = { toolName: string; isError: boolean; result: { content: { type: string; text?: string }[]; details: any } };
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function wakeMessages(sdk: SdkSession): { content: string; details: any }[] {
+  return sdk
+    .eventsOf("message_end")
+    .map((e) => e.message as unknown as { role: string; customType?: string; content: unknown; details?: unknown })
+    .filter((m) => m.role === "custom" && m.customType === "shell-jobs-wake")
+    .map((m) => ({ content: typeof m.content === "string" ? m.content : JSON.stringify(m.content), details: m.details }));
+}
+
+async function until(probe: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("services in real Pi", () => {
+  test("a dev-server readiness call returns once the server answers, and the server keeps running", async () => {
+    const port = await freePort();
+    const sdk = await start([
+      call("exec_command", { cmd: `exec python3 -m http.server ${port} --bind 127.0.0.1`, ready: { port, http: "/", timeout_ms: 30_000 } }),
+      () => fauxAssistantMessage("server up"),
+    ]);
+    await sdk.prompt("start the dev server");
+    const end = (sdk.eventsOf("tool_execution_end") as unknown as ToolEnd[])[0]!;
+    expect(end.isError).toBe(false);
+    expect(end.result.details).toMatchObject({ running: true, wait_status: "ready", ready: { status: "ready", port } });
+    expect(end.result.content.map((c) => c.text ?? "").join("")).toMatch(new RegExp(`ready: status=ready elapsed_ms=\\d+ port=${port}`));
+    expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(200);
+  });
+
+  test("a job waiting for a password wakes the idle session once", async () => {
+    const sdk = await start([
+      call("exec_command", { cmd: "printf 'Password: '; read secret; sleep 600", on_stall: "wake", yield_time_ms: 250 }),
+      () => fauxAssistantMessage("started"),
+      (context) => fauxAssistantMessage(`woken by: ${messageText((context.messages as Message[]).at(-1)).split("\n")[0]}`),
+    ]);
+    await sdk.prompt("start it");
+    await until(() => wakeMessages(sdk).length > 0, "the stuck wake");
+    await sdk.waitForSettled(2, 30_000);
+    const wakes = wakeMessages(sdk);
+    expect(wakes).toHaveLength(1);
+    expect(wakes[0]!.content).toContain("appears to be waiting for input: `Password: `");
+    expect(wakes[0]!.details.stuck).toEqual([expect.objectContaining({ kind: "waiting_for_input", prompt: "Password: " })]);
+    expect(sdk.session.getLastAssistantText()).toContain("woken by: [shell-jobs] A running job may be stuck");
+  });
+});
