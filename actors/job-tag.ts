@@ -87,14 +87,8 @@ export function taggedProcesses(tag: string, window?: PidWindow): number[] | nul
   const found: number[] = [];
   for (const pid of candidates) {
     if (pid === process.pid) continue;
-    let environ: Buffer;
-    try {
-      environ = readFileSync(`/proc/${pid}/environ`);
-    } catch {
-      // No such process (any more), or another user's: not ours to find.
-      continue;
-    }
-    if (carries(environ, needle)) found.push(pid);
+    const environ = environOf(pid);
+    if (environ !== null && carries(environ, needle)) found.push(pid);
   }
   return found.sort((a, b) => a - b);
 }
@@ -165,12 +159,8 @@ export function processesOfRuntimes(runtimeIds: readonly string[]): TaggedProces
     if (first < 48 || first > 57) continue;
     const pid = Number(entry);
     if (pid === process.pid) continue;
-    let environ: Buffer;
-    try {
-      environ = readFileSync(`/proc/${pid}/environ`);
-    } catch {
-      continue;
-    }
+    const environ = environOf(pid);
+    if (environ === null) continue;
     const tag = tagIn(environ, needle);
     if (tag === null) continue;
     const slash = tag.indexOf("/");
@@ -188,4 +178,13 @@ function tagIn(environ: Buffer, needle: Buffer): string | null {
     return environ.toString("latin1", start, end < 0 ? environ.length : end);
   }
   return null;
+}
+
+/** A process's environment block, or null when there is no such process (any more) or it is another user's. */
+function environOf(pid: number): Buffer | null {
+  try {
+    return readFileSync(`/proc/${pid}/environ`);
+  } catch {
+    return null;
+  }
 }
