@@ -21,8 +21,8 @@ function call(name: string, args: Record<string, unknown>): FauxResponseFactory 
   return () => fauxAssistantMessage([fauxToolCall(name, args as Parameters<typeof fauxToolCall>[1])], { stopReason: "toolUse" });
 }
 
-async function start(responses: FauxResponseFactory[]): Promise<SdkSession> {
-  const sdk = await startSdkSession({ extensions: [SHELL_ENTRY], responses });
+async function start(responses: FauxResponseFactory[], ui?: { notify: (message: string) => void }): Promise<SdkSession> {
+  const sdk = await startSdkSession({ extensions: [SHELL_ENTRY], responses, ...(ui ? { ui } : {}) });
   cleanups.push(() => sdk.dispose());
   return sdk;
 }
@@ -56,16 +56,24 @@ async function until(probe: () => boolean, what: string): Promise<void> {
 describe("services in real Pi", () => {
   test("a dev-server readiness call returns once the server answers, and the server keeps running", async () => {
     const port = await freePort();
-    const sdk = await start([
-      call("exec_command", { cmd: `exec python3 -m http.server ${port} --bind 127.0.0.1`, ready: { port, http: "/", timeout_ms: 30_000 } }),
-      () => fauxAssistantMessage("server up"),
-    ]);
+    // A session with a UI bound, as in Pi's interactive mode: the human lists the jobs while the server runs.
+    const notes: string[] = [];
+    const sdk = await start(
+      [
+        call("exec_command", { cmd: `exec python3 -m http.server ${port} --bind 127.0.0.1`, ready: { port, http: "/", timeout_ms: 30_000 } }),
+        () => fauxAssistantMessage("server up"),
+      ],
+      { notify: (message) => void notes.push(message) },
+    );
     await sdk.prompt("start the dev server");
     const end = (sdk.eventsOf("tool_execution_end") as unknown as ToolEnd[])[0]!;
     expect(end.isError).toBe(false);
     expect(end.result.details).toMatchObject({ running: true, wait_status: "ready", ready: { status: "ready", port } });
     expect(end.result.content.map((c) => c.text ?? "").join("")).toMatch(new RegExp(`ready: status=ready elapsed_ms=\\d+ port=${port}`));
     expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(200);
+    // The human's listing shows the port the server really took.
+    await sdk.session.prompt("/shell-jobs-sessions");
+    await until(() => notes.some((note) => note.includes(`listening: [${port}]`)), "the listing with the server's port");
   });
 
   test("a job waiting for a password wakes the idle session once", async () => {
