@@ -97,7 +97,10 @@ export class JobWatch {
     this.promptTimer = setTimeout(() => {
       this.promptTimer = null;
       this.apply(this.stall.check(performance.now()));
-    }, Math.max(0, at - performance.now()));
+      // A timer counts from the event loop's cached time, which can be older than the output's performance.now():
+      // it may fire before the quiet time is over. Then it is armed again for what is left.
+      this.armPromptCheck();
+    }, Math.max(0, Math.ceil(at - performance.now())));
     this.promptTimer.unref();
   }
 

@@ -3,12 +3,12 @@
  * HTTP server, and one stuck-job wake that starts a turn in an idle session.
  */
 import { fauxAssistantMessage, fauxToolCall, type FauxResponseFactory, type Message } from "@earendil-works/pi-ai";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { messageText } from "../fixtures/faux-provider.ts";
+import { freePort } from "../fixtures/free-port.ts";
 import { REPO_ROOT } from "./harness/paths.ts";
-import { startSdkSession, type SdkSession } from "./harness/sdk.ts";
+import { startSdkSession, wakeMessages, type SdkSession } from "./harness/sdk.ts";
 
 const SHELL_ENTRY = join(REPO_ROOT, "tests", "fixtures", "shell-jobs-extension.ts");
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -28,22 +28,6 @@ async function start(responses: FauxResponseFactory[], ui?: { notify: (message: 
 }
 
 type ToolEnd = { toolName: string; isError: boolean; result: { content: { type: string; text?: string }[]; details: any } };
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-function wakeMessages(sdk: SdkSession): { content: string; details: any }[] {
-  return sdk
-    .eventsOf("message_end")
-    .map((e) => e.message as unknown as { role: string; customType?: string; content: unknown; details?: unknown })
-    .filter((m) => m.role === "custom" && m.customType === "shell-jobs-wake")
-    .map((m) => ({ content: typeof m.content === "string" ? m.content : JSON.stringify(m.content), details: m.details }));
-}
 
 async function until(probe: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 30_000;

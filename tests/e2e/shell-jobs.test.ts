@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { messageText } from "../fixtures/faux-provider.ts";
 import { REPO_ROOT } from "./harness/paths.ts";
-import { startSdkSession, type SdkSession } from "./harness/sdk.ts";
+import { startSdkSession, wakeMessages, type SdkSession } from "./harness/sdk.ts";
 
 const SHELL_ENTRY = join(REPO_ROOT, "tests", "fixtures", "shell-jobs-extension.ts");
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -80,14 +80,6 @@ function allOutput(sdk: SdkSession): string {
   return ends(sdk)
     .map((e) => (typeof e.result.details?.output === "string" ? e.result.details.output : ""))
     .join("");
-}
-
-function wakeMessages(sdk: SdkSession): { content: string; details: any }[] {
-  return sdk
-    .eventsOf("message_end")
-    .map((e) => e.message as unknown as { role: string; customType?: string; content: unknown; details?: unknown })
-    .filter((m) => m.role === "custom" && m.customType === "shell-jobs-wake")
-    .map((m) => ({ content: typeof m.content === "string" ? m.content : JSON.stringify(m.content), details: m.details }));
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

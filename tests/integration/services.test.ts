@@ -10,6 +10,7 @@ import type { WakeDetails } from "../../host/shell/notices.ts";
 import { ShellService, type CallContext } from "../../host/shell/service.ts";
 import { createShellState } from "../../host/shell/state.ts";
 import { WakeScheduler } from "../../host/shell/wake-delivery.ts";
+import { freePort } from "../fixtures/free-port.ts";
 import { runtimeFor, waitFor } from "./helpers.ts";
 
 let runtime: SupervisedRuntime;
@@ -39,15 +40,6 @@ afterEach(async () => {
   await runtime.shutdown();
   await Promise.all(held.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
 });
-
-/** A port that was free a moment ago (bound to 0, read back, released). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A port this test process listens on for the rest of the test (not the job's). */
 async function occupiedPort(): Promise<number> {

@@ -322,3 +322,12 @@ export async function startSdkSession(options: SdkSessionOptions = {}): Promise<
     throw error;
   }
 }
+
+/** The shell jobs' wake messages the session delivered, in order: their text and details. */
+export function wakeMessages(sdk: SdkSession): { content: string; details: any }[] {
+  return sdk
+    .eventsOf("message_end")
+    .map((e) => e.message as unknown as { role: string; customType?: string; content: unknown; details?: unknown })
+    .filter((m) => m.role === "custom" && m.customType === "shell-jobs-wake")
+    .map((m) => ({ content: typeof m.content === "string" ? m.content : JSON.stringify(m.content), details: m.details }));
+}
