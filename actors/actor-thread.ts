@@ -9,15 +9,19 @@ import "./monitor-engine.ts";
 
 export { default } from "./job-actor.ts";
 
-// Everything above has been loaded and evaluated once this line runs. The pool counts it: ending a thread while it is
-// still loading its modules can abort the whole process (an assertion in Node's module loader), so the pool ends its
-// threads only once every one of them got here (host/pool.ts).
+// The pool counts the threads that have loaded this module: ending a thread while it is still loading can abort the
+// whole process (an assertion in Node's module loader), so the pool ends its threads only once every one of them is
+// counted (host/pool.ts). The thread counts itself from the next turn of its event loop, not from here: piscina
+// loads this module with require(), and Node builds require()'s view of an ES module after evaluating it — ending the
+// thread during that last step aborted Pi in print mode (seen once in a whole-suite run).
 const loaded: unknown = (workerData as { loaded?: unknown } | null)?.loaded;
 if (loaded instanceof SharedArrayBuffer) {
-  const counter = new Int32Array(loaded);
-  Atomics.add(counter, 0, 1);
-  // The host may be blocked in its exit handler, waiting for this.
-  Atomics.notify(counter, 0);
+  setImmediate(() => {
+    const counter = new Int32Array(loaded);
+    Atomics.add(counter, 0, 1);
+    // The host may be blocked in its exit handler, waiting for this.
+    Atomics.notify(counter, 0);
+  });
 }
 
 /** The pool's way to start a thread ahead of demand: by the time this runs, the thread is loaded. */
