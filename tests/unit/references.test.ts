@@ -182,7 +182,7 @@ describe("references in code and documents", () => {
           "actors/job-actor.ts",
           [
             "// actors/job-actor.ts, decisions.md and `job-actor.ts` resolve; node:fs/x.ts and @scope/pkg/y.ts are not ours",
-            "// host/missing.ts, platform.md and old-module.ts do not",
+            "// host/missing.ts, notes.md and old-module.ts do not",
             '// (decisions.md, "Real heading") resolves, (architecture.md, "Shape") does not',
             "// architecture invariant 1 holds; invariant 8 does not",
           ].join("\n"),
@@ -191,7 +191,7 @@ describe("references in code and documents", () => {
     };
     expect(danglingFiles(tree)).toEqual([
       "actors/job-actor.ts:2 host/missing.ts",
-      "actors/job-actor.ts:2 platform.md",
+      "actors/job-actor.ts:2 notes.md",
       "actors/job-actor.ts:2 old-module.ts",
     ]);
     expect(danglingSections(tree)).toEqual(['docs/decisions.md:3 docs/decisions.md "Gone heading"', 'actors/job-actor.ts:3 docs/architecture.md "Shape"']);
