@@ -12,6 +12,7 @@ import { detectPrompt, PROMPT_MAX_CHARS } from "./prompt-detect.ts";
 import { ReadyWatch } from "./ready-watch.ts";
 import { StallWatch, type StallEvent } from "./stall-watch.ts";
 import { treeCpuMs } from "./tree-cpu.ts";
+import { UnterminatedLine } from "./unterminated-line.ts";
 
 /** How much of an unterminated line is kept to judge whether it is a prompt. */
 const TAIL_CHARS = PROMPT_MAX_CHARS * 4;
@@ -34,9 +35,7 @@ export class JobWatch {
   private readonly options: JobWatchOptions;
   private readonly stall: StallWatch;
   private readonly readyWatch: ReadyWatch | null;
-  private readonly decoders = new Map<Source, InstanceType<typeof TextDecoder>>();
-  /** The output after the last newline (any source), bounded. */
-  private tail = "";
+  private readonly tail = new UnterminatedLine(TAIL_CHARS);
   private promptTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly sampler: ReturnType<typeof setInterval> | null;
 
@@ -72,14 +71,9 @@ export class JobWatch {
 
   feed(source: Source, chunk: Uint8Array): void {
     this.readyWatch?.feed(source, chunk);
-    let decoder = this.decoders.get(source);
-    if (decoder === undefined) this.decoders.set(source, (decoder = new TextDecoder("utf-8")));
-    const text = decoder.decode(chunk, { stream: true });
-    const newline = text.lastIndexOf("\n");
-    this.tail = newline >= 0 ? text.slice(newline + 1) : this.tail + text;
-    if (this.tail.length > TAIL_CHARS) this.tail = this.tail.slice(-TAIL_CHARS);
+    this.tail.feed(source, chunk);
     const now = performance.now();
-    this.apply(this.stall.output(now, detectPrompt(this.tail)));
+    this.apply(this.stall.output(now, detectPrompt(this.tail.text)));
     this.armPromptCheck();
   }
 

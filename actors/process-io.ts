@@ -9,6 +9,8 @@ import { constants as osConstants } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { JobIo, SourceName } from "../mailbox/protocol.ts";
 import { TAG_VARIABLE } from "./job-tag.ts";
+import { pipeIo } from "./pipe-io.ts";
+import { spawnThroughSpawner } from "./spawner-client.ts";
 import { groupAlive } from "./process-group.ts";
 
 export interface ProcessIo {
@@ -47,6 +49,8 @@ export interface SpawnRequest {
   io: JobIo;
   /** The job's tag, set as PI_JOBS_JOB for the process and everything it starts (actors/job-tag.ts). */
   tag: string;
+  /** The session spawner's socket (spawner/spawner.ts): a pipe job's process is started there when it answers. */
+  spawner?: string | undefined;
 }
 
 /** The process's environment: the requested one (or the host's), tagged with the job. */
@@ -86,7 +90,21 @@ function resolveExecutable(name: string, env: NodeJS.ProcessEnv | Record<string,
 
 export async function spawnProcess(request: SpawnRequest): Promise<ProcessIo> {
   checkSpawnable(request);
-  return request.io.kind === "pty" ? spawnPty(request, request.io) : spawnPipes(request, request.io.stdin);
+  if (request.io.kind === "pty") return spawnPty(request, request.io);
+  if (request.spawner !== undefined) {
+    const outcome = await spawnThroughSpawner(request.spawner, {
+      shell: request.shell,
+      command: request.command,
+      cwd: request.cwd,
+      env: taggedEnv(request),
+      stdin: request.io.stdin,
+      tag: request.tag,
+    });
+    if (outcome.kind === "spawned") return outcome.io;
+    if (outcome.kind === "failed") throw new SpawnError(`could not start ${request.shell}: ${outcome.message}`);
+    // The spawner did not answer: this thread forks the process itself, as it would without one.
+  }
+  return spawnPipes(request, request.io.stdin);
 }
 
 function spawnPipes(request: SpawnRequest, withStdin: boolean): Promise<ProcessIo> {
@@ -99,64 +117,18 @@ function spawnPipes(request: SpawnRequest, withStdin: boolean): Promise<ProcessI
   });
   return new Promise((resolve, reject) => {
     child.once("error", (error) => reject(new SpawnError(`could not start ${request.shell}: ${error.message}`)));
-    child.once("spawn", () => resolve(wrapChild(child)));
+    child.once("spawn", () =>
+      resolve(
+        pipeIo({
+          pid: child.pid!,
+          stdout: child.stdout!,
+          stderr: child.stderr!,
+          stdin: child.stdin,
+          onExit: (listener) => child.once("exit", (code, signal) => listener(code, signal)),
+        }),
+      ),
+    );
   });
-}
-
-function wrapChild(child: ChildProcess): ProcessIo {
-  const stdout = child.stdout!;
-  const stderr = child.stderr!;
-  const stdin = child.stdin;
-  let openStreams = 2;
-  const drained: (() => void)[] = [];
-  const onStreamEnd = () => {
-    openStreams -= 1;
-    if (openStreams === 0) for (const listener of drained) listener();
-  };
-  stdout.once("close", onStreamEnd);
-  stderr.once("close", onStreamEnd);
-  // EPIPE when the process exits before reading its input is expected, not a crash.
-  stdin?.on("error", () => {});
-  return {
-    pid: child.pid!,
-    kind: "pipes",
-    onData(listener) {
-      stdout.on("data", (chunk: Buffer) => listener("stdout", chunk));
-      stderr.on("data", (chunk: Buffer) => listener("stderr", chunk));
-    },
-    onDrained(listener) {
-      if (openStreams === 0) listener();
-      else drained.push(listener);
-    },
-    onExit(listener) {
-      child.once("exit", (code, signal) => listener(code, signal));
-    },
-    pause() {
-      stdout.pause();
-      stderr.pause();
-    },
-    resume() {
-      stdout.resume();
-      stderr.resume();
-    },
-    write(bytes) {
-      if (!stdin || stdin.destroyed || stdin.writableEnded) return 0;
-      stdin.write(bytes);
-      return stdin.writableLength;
-    },
-    pendingWriteBytes: () => stdin?.writableLength ?? 0,
-    endStdin() {
-      if (!stdin || stdin.writableEnded) return false;
-      stdin.end();
-      return true;
-    },
-    resize: () => false,
-    abandonStreams() {
-      stdout.destroy();
-      stderr.destroy();
-      stdin?.destroy();
-    },
-  };
 }
 
 async function spawnPty(request: SpawnRequest, io: { cols: number; rows: number }): Promise<ProcessIo> {

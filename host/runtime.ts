@@ -15,6 +15,7 @@ import { createRegistryRecorder, crashCleanupEnabled, type RegistryRecorder } fr
 import { installExitNet } from "./exit-net.ts";
 import { Job } from "./job.ts";
 import { createActorPool, type ActorPool } from "./pool.ts";
+import { createSpawner, type Spawner } from "./spawner.ts";
 import type { JobHandle, JobRuntime, StartRequest } from "./runtime-api.ts";
 
 export interface RuntimeOptions {
@@ -30,6 +31,11 @@ export interface RuntimeOptions {
   checkMessages?: boolean;
   /** The actor threads' entry module; tests wrap the real one (actors/actor-thread.ts) to inject faults. */
   actorEntry?: URL;
+  /**
+   * Start pipe jobs' processes from the session's small spawner process (host/spawner.ts) rather than from the actor
+   * threads inside Pi. Default: on, unless PI_JOBS_SPAWNER=0.
+   */
+  spawner?: boolean;
 }
 
 export const DEFAULT_CAPACITY = 64;
@@ -49,8 +55,10 @@ export interface SupervisedRuntime extends JobRuntime {
   threads(): number;
   /** Output of every job of this runtime so far (for rates). */
   totals(): { bytes: number; lines: number };
-  /** Starts the warm threads now (session_start), so the first job does not pay for a thread start. */
+  /** Starts the warm threads and the spawner now (session_start), so the first job pays for neither. */
   warmUp(): void;
+  /** Resolves true once the spawner listens (false: none runs, and actors spawn their processes themselves). */
+  spawnerReady(): Promise<boolean>;
   readonly logDir: string;
 }
 
@@ -88,15 +96,23 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   let registry: RegistryRecorder | null = null;
 
   const ensurePool = (): ActorPool => (pool ??= createActorPool({ capacity, warm: options.warm ?? 2, entry: options.actorEntry }));
-
-  function start(request: StartRequest): JobHandle {
-    if (closed) throw new Error("the job runtime has shut down");
-    if (live.size >= capacity) throw new CapacityError(capacity);
+  const ensureLogDir = (): string => {
     if (logDir === null) {
       logDir = createSessionLogDir();
       if (crashCleanupEnabled(process.env)) registry = createRegistryRecorder(logDir, runtimeId);
     }
-    const dir = logDir;
+    return logDir;
+  };
+  const useSpawner = options.spawner ?? process.env.PI_JOBS_SPAWNER !== "0";
+  /** The spawner listens in the session's log directory, which is private to this user. */
+  let spawner: Spawner | null = null;
+  const ensureSpawner = (): Spawner | null => (useSpawner && !closed ? (spawner ??= createSpawner(ensureLogDir())) : spawner);
+
+  function start(request: StartRequest): JobHandle {
+    if (closed) throw new Error("the job runtime has shut down");
+    if (live.size >= capacity) throw new CapacityError(capacity);
+    const dir = ensureLogDir();
+    const spawnerPath = request.io.kind === "pipes" ? ensureSpawner()?.socketPath() : null;
     // One id per job wherever a user sees it: the tools' `monitor_N` and shell session N (`job_N`), the log file and
     // the console all name the job by its number within its kind.
     const number = started[request.kind] + 1;
@@ -118,6 +134,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       // Read per job, so a test (or a future toggle) that changes the variable applies to the next job.
       redact: redactionEnabled(process.env),
       ...(request.watch ? { watch: request.watch } : {}),
+      ...(spawnerPath ? { spawner: spawnerPath } : {}),
     };
     // The actor threads do not check messages (host/pool.ts): the spec is checked here, where a bad one is refused.
     const invalid = checkMessages ? protocolCheckers().jobSpec(spec) : null;
@@ -174,8 +191,10 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
     async shutdown() {
       closed = true;
       await stopAll();
-      // Every job is gone (or recorded as unconfirmed): the exit net has nothing left to do for this runtime.
+      // Every job is gone (or recorded as unconfirmed): the exit net has nothing left to do for this runtime, and no
+      // job will be spawned again.
       removeExitNet();
+      await spawner?.stop();
       const current = pool;
       pool = null;
       // Every process is gone by now. The threads are ended only once each has finished its task: a job cancelled
@@ -202,8 +221,11 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       return totals;
     },
     warmUp() {
-      if (!closed) ensurePool();
+      if (closed) return;
+      ensurePool();
+      ensureSpawner();
     },
+    spawnerReady: () => ensureSpawner()?.ready() ?? Promise.resolve(false),
     /** Created with the first job; empty until then. */
     get logDir() {
       return logDir ?? "";

@@ -107,6 +107,11 @@ export const JobSpec = Type.Object(
     redact: Type.Boolean(),
     /** Readiness and stall watches; absent: prompts are still detected, nothing else is watched. */
     watch: Type.Optional(WatchSpec),
+    /**
+     * The Unix socket of the session's spawner (spawner/spawner.ts), which starts a pipe job's process so that the
+     * fork copies a small process instead of Pi; absent, or when it does not answer, the actor spawns it itself.
+     */
+    spawner: Type.Optional(Type.String({ minLength: 1 })),
   },
   { additionalProperties: false },
 );

@@ -1,6 +1,6 @@
 /**
  * The folders' import rules (docs/architecture.md, "Folders"): code that runs on a worker thread never reaches
- * Pi, the host or the UI; the UI takes only types from the host; the tests never import the benchmarks (the
+ * Pi, the host or the UI; the spawner process loads nothing but its protocol; the UI takes only types from the host; the tests never import the benchmarks (the
  * benchmarks share the tests' fixtures instead).
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -55,6 +55,13 @@ describe("import rules", () => {
       .flatMap(sourcesUnder)
       .flatMap(importsOf)
       .filter((entry) => PI.test(entry.target) || /^(host|ui)\//.test(entry.target) || entry.target === "index.ts");
+    expect(broken.map(describeImport)).toEqual([]);
+  });
+
+  it("the spawner process (spawner/) imports only the protocol it speaks and Node", () => {
+    const broken = sourcesUnder("spawner")
+      .flatMap(importsOf)
+      .filter((entry) => !entry.target.startsWith("node:") && entry.target !== "mailbox/spawner-protocol.ts");
     expect(broken.map(describeImport)).toEqual([]);
   });
 

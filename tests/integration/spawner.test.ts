@@ -1,0 +1,132 @@
+/**
+ * The spawner (spawner/spawner.ts) with real processes: a pipe job's process is forked by the session's small spawner
+ * process, not by Pi's, and behaves exactly as one the actor forked itself — exit codes, signals, both output streams,
+ * stdin, spawn errors. A spawner that dies costs no job: a running job still ends when its process does, and later
+ * jobs are spawned anyway.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { SupervisedRuntime } from "../../host/runtime.ts";
+import type { JobHandle } from "../../host/runtime-api.ts";
+import { pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
+
+const linux = process.platform === "linux";
+let runtime: SupervisedRuntime | null = null;
+
+afterEach(async () => {
+  await runtime?.shutdown();
+  runtime = null;
+});
+
+/** A runtime whose spawner listens, so that its pipe jobs go through it. */
+async function spawnerRuntime(): Promise<SupervisedRuntime> {
+  runtime = runtimeFor();
+  runtime.warmUp();
+  expect(await runtime.spawnerReady()).toBe(true);
+  return runtime;
+}
+
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+}
+
+function commandLineOf(pid: number): string {
+  return readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0").join(" ");
+}
+
+async function output(job: JobHandle): Promise<string> {
+  return (await job.takeUnread(1 << 20, true)).text;
+}
+
+const withOutput = { unread: { headBytes: 1 << 16, tailBytes: 1 << 16 } };
+
+describe("the spawner", () => {
+  it.runIf(linux)("forks a pipe job's process from its own small process, not from Pi's", async () => {
+    const rt = await spawnerRuntime();
+    const job = rt.start(shellJob("exec sleep 30"));
+    const pid = await waitFor(() => job.pid(), 30_000, "the job's process");
+    const parent = parentOf(pid);
+    expect(parent).not.toBe(process.pid);
+    expect(commandLineOf(parent)).toContain(join("spawner", "spawner."));
+    expect(job.spec.spawner).toBe(join(rt.logDir, "spawner.sock"));
+    expect((await job.stop()).cleanup).toBe("confirmed");
+  });
+
+  it("reports exit codes, signals and both output streams as a process the actor forked", async () => {
+    const rt = await spawnerRuntime();
+    const plain = rt.start(shellJob("echo out; echo err >&2; exit 3", withOutput));
+    const result = await plain.done;
+    expect(result).toMatchObject({ cause: "exit", exitCode: 3, signal: null, cleanup: "confirmed" });
+    expect((await output(plain)).split("\n").sort()).toEqual(["", "err", "out"]);
+    expect(result.totals.bytes).toBe(8);
+
+    const signalled = await rt.start(shellJob("kill -TERM $$")).done;
+    expect(signalled).toMatchObject({ cause: "exit", exitCode: null, signal: "SIGTERM" });
+
+    const many = rt.start(shellJob("seq 1 200000", withOutput));
+    const counted = await many.done;
+    expect(counted.totals).toEqual({ bytes: 1_288_895, lines: 200_000 });
+  });
+
+  it("carries stdin to the process and closes it on end_stdin", async () => {
+    const rt = await spawnerRuntime();
+    const job = rt.start(shellJob("cat; echo closed", { io: { kind: "pipes", stdin: true }, ...withOutput }));
+    await waitFor(() => job.phase() === "running", 30_000, "the job to run");
+    expect(await job.write(Buffer.from("hello\n"))).toMatchObject({ ok: true });
+    expect(await job.endStdin()).toMatchObject({ ok: true });
+    expect(await job.done).toMatchObject({ cause: "exit", exitCode: 0 });
+    expect(await output(job)).toBe("hello\nclosed\n");
+  });
+
+  it("refuses a missing working directory and a missing shell by name", async () => {
+    const rt = await spawnerRuntime();
+    const noDir = await rt.start(shellJob("true", { cwd: join(tmpdir(), "pi-jobs-no-such-dir") })).done;
+    expect(noDir).toMatchObject({ cause: "spawn_failed", message: expect.stringContaining("working directory does not exist") });
+    const noShell = await rt.start(shellJob("true", { shell: "/no/such/shell" })).done;
+    expect(noShell).toMatchObject({ cause: "spawn_failed", message: expect.stringContaining("shell not found") });
+  });
+
+  it.runIf(linux)("a spawner that dies costs no job: the running one still ends, later ones still start", async () => {
+    const rt = await spawnerRuntime();
+    const trigger = join(rt.logDir, "trigger");
+    const running = rt.start(shellJob(`while [ ! -e ${trigger} ]; do sleep 0.05; done; echo done`, withOutput));
+    const pid = await waitFor(() => running.pid(), 30_000, "the job's process");
+    const spawner = parentOf(pid);
+    process.kill(spawner, "SIGKILL");
+    await waitFor(() => !pidAlive(spawner), 30_000, "the spawner to die");
+    writeFileSync(trigger, "");
+    // Its exit status went with the spawner; its end and its output did not.
+    const result = await running.done;
+    expect(result).toMatchObject({ cause: "exit", exitCode: null, cleanup: "confirmed" });
+    expect(await output(running)).toBe("done\n");
+
+    const later = await rt.start(shellJob("exit 7")).done;
+    expect(later).toMatchObject({ cause: "exit", exitCode: 7 });
+    // A new spawner is started for the jobs after that.
+    expect(await rt.spawnerReady()).toBe(true);
+    const again = rt.start(shellJob("exec sleep 30"));
+    const againPid = await waitFor(() => again.pid(), 30_000, "the next job's process");
+    expect(parentOf(againPid)).not.toBe(process.pid);
+    await again.stop();
+  });
+
+  it.runIf(linux)("without a spawner the actor forks the process itself; shutdown ends the spawner", async () => {
+    runtime = runtimeFor({ spawner: false });
+    const direct = runtime.start(shellJob("exec sleep 30"));
+    const pid = await waitFor(() => direct.pid(), 30_000, "the job's process");
+    expect(parentOf(pid)).toBe(process.pid);
+    expect(direct.spec.spawner).toBeUndefined();
+    await direct.stop();
+    await runtime.shutdown();
+
+    const rt = await spawnerRuntime();
+    const job = rt.start(shellJob("exec sleep 30"));
+    const spawner = parentOf(await waitFor(() => job.pid(), 30_000, "the job's process"));
+    await rt.shutdown();
+    runtime = null;
+    await waitFor(() => !pidAlive(spawner), 10_000, "the spawner to end with the runtime");
+  });
+});
