@@ -39,6 +39,8 @@ const ACTOR_FINISH_MS = STREAM_CLOSE_WAIT_MS * STREAM_CLOSE_ROUNDS;
 const BOUNDED_STOP_SLACK_MS = 800;
 /** After the pool task settles, the exit message (on another port) may still be in flight. */
 const EXIT_MESSAGE_WAIT_MS = 1000;
+/** The same, once the actor's cell says it finished and so sent its exit message. */
+const SENT_EXIT_WAIT_MS = 30_000;
 /**
  * A call or read to a live actor waits as long as it takes; it gives up only when the actor's heartbeat has not moved
  * for this long (its thread is not running at all), or the job ends. A busy machine slows an actor, it does not
@@ -397,8 +399,15 @@ export class Job implements JobHandle {
   private onTaskSettled(error: unknown): void {
     if (this.final || this.takingOver) return;
     const reason = error ? `the job actor crashed: ${(error as Error)?.message ?? String(error)}` : "the job actor ended without reporting";
-    // The exit message travels on the data port, which is not ordered with the pool's own channel.
-    const grace = setTimeout(() => void this.takeOver("actor_crashed", reason), EXIT_MESSAGE_WAIT_MS);
+    // The exit message travels on the data port, which is not ordered with the pool's own channel. An actor that
+    // finished marked its cell `ended` before it sent the message, which is then certainly on its way: it is waited
+    // for much longer than the one a crashed actor might still have sent.
+    const finished = !error && this.cell.state() === "ended";
+    // A starved thread runs an expired timer before it reads its ports: the verdict waits one turn for them.
+    const grace = setTimeout(
+      () => setImmediate(() => void this.takeOver("actor_crashed", reason)),
+      finished ? SENT_EXIT_WAIT_MS : EXIT_MESSAGE_WAIT_MS,
+    );
     grace.unref();
   }
 

@@ -10,8 +10,11 @@ import { UnterminatedLine } from "../../actors/unterminated-line.ts";
 /** The rule as first written: every byte decoded. */
 class Reference {
   private readonly decoders = new Map<SourceName, InstanceType<typeof TextDecoder>>();
+  private readonly maxChars: number;
   text = "";
-  constructor(private readonly maxChars: number) {}
+  constructor(maxChars: number) {
+    this.maxChars = maxChars;
+  }
   feed(source: SourceName, chunk: Uint8Array): void {
     let decoder = this.decoders.get(source);
     if (decoder === undefined) this.decoders.set(source, (decoder = new TextDecoder("utf-8")));
