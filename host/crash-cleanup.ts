@@ -6,8 +6,8 @@
  * live. A Pi killed with SIGKILL leaves its registry behind; the next session that starts finds it, sees that its
  * owner is gone, and ends every process that still carries one of that runtime's tags.
  */
-import { lstatSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { lstatSync, readFileSync, statSync, unlinkSync } from "node:fs";
+import { readdir, rename, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -45,40 +45,48 @@ export function crashCleanupEnabled(env: Readonly<Record<string, string | undefi
 export interface RegistryRecorder {
   add(job: Omit<RegistryJob, "leaderStartTicks">): void;
   remove(tag: string): void;
+  /** Resolves once the file says what the recorder knows now. */
+  flushed(): Promise<void>;
 }
 
 /**
- * Keeps `dir/jobs-registry.json` equal to the live jobs. Written only when a job starts or ends, never per output.
- * Best effort: a failed write leaves the previous registry (a crash then cleans up less, never something else).
+ * Keeps `dir/jobs-registry.json` equal to the live jobs. Written only when a job starts or ends, never per output, and
+ * off Pi's thread's critical path: the write is asynchronous, and the starts and ends that come while one is under way
+ * share the next. Best effort: a failed write leaves the previous registry (a crash then cleans up less, never
+ * something else).
  */
 export function createRegistryRecorder(dir: string, runtimeId: string): RegistryRecorder | null {
   const ownerStart = readStartTicks(process.pid);
   if (ownerStart === null) return null;
   const path = join(dir, REGISTRY_FILE);
+  const temporary = `${path}.${process.pid}.tmp`;
   const jobs = new Map<string, RegistryJob>();
-  const write = () => {
+  const write = async (): Promise<void> => {
     try {
       if (jobs.size === 0) {
-        rmSync(path, { force: true });
+        await unlink(path).catch(() => {});
         return;
       }
       const registry: Registry = { owner: { pid: process.pid, startTicks: ownerStart }, runtimeId, jobs: [...jobs.values()] };
-      const temporary = `${path}.${process.pid}.tmp`;
-      writeFileSync(temporary, formatRegistry(registry), { mode: 0o600 });
-      renameSync(temporary, path);
+      await writeFile(temporary, formatRegistry(registry), { mode: 0o600 });
+      await rename(temporary, path);
     } catch {
       // The directory went away, or the disk is full: nothing to do but keep running.
     }
   };
-  // The starts and ends of one burst share one write: a registry at most one turn of the event loop old.
-  let pending = false;
+  /** The write under way, if any; `dirty`: the jobs changed since it began. */
+  let writing: Promise<void> | null = null;
+  let dirty = false;
   const schedule = () => {
-    if (pending) return;
-    pending = true;
-    setImmediate(() => {
-      pending = false;
-      write();
-    });
+    dirty = true;
+    if (writing !== null) return;
+    writing = (async () => {
+      while (dirty) {
+        dirty = false;
+        await write();
+      }
+      writing = null;
+    })();
   };
   return {
     add(job) {
@@ -88,6 +96,7 @@ export function createRegistryRecorder(dir: string, runtimeId: string): Registry
     remove(tag) {
       if (jobs.delete(tag)) schedule();
     },
+    flushed: () => writing ?? Promise.resolve(),
   };
 }
 

@@ -194,7 +194,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       // Every job is gone (or recorded as unconfirmed): the exit net has nothing left to do for this runtime, and no
       // job will be spawned again.
       removeExitNet();
-      await spawner?.stop();
+      await Promise.all([spawner?.stop(), registry?.flushed()]);
       const current = pool;
       pool = null;
       // Every process is gone by now. The threads are ended only once each has finished its task: a job cancelled
