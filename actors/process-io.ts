@@ -4,7 +4,7 @@
  * directory, missing shell) instead of an ENOENT that names the wrong file.
  */
 import { spawn as spawnChild, type ChildProcess } from "node:child_process";
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, constants, readSync, statSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { JobIo, SourceName } from "../mailbox/protocol.ts";
@@ -152,15 +152,17 @@ async function spawnPty(request: SpawnRequest, io: { cols: number; rows: number 
   // Listen from the first moment and hold what arrives until the actor subscribes: events are not replayed.
   let dataListener: ((source: SourceName, chunk: Uint8Array) => void) | null = null;
   const early: Uint8Array[] = [];
-  term.onData((data) => {
-    const chunk = typeof data === "string" ? Buffer.from(data) : (data as Uint8Array);
+  const deliver = (chunk: Uint8Array): void => {
     if (dataListener) dataListener("pty", chunk);
     else early.push(chunk);
-  });
+  };
+  term.onData((data) => deliver(typeof data === "string" ? Buffer.from(data) : (data as Uint8Array)));
+  readLeftoversBeforeClose(term, deliver);
   let exit: { code: number | null; signal: string | null } | null = null;
   const exitListeners: ((code: number | null, signal: string | null) => void)[] = [];
   const drained: (() => void)[] = [];
-  // node-pty reports exit only after its socket closed, so all output has been read by then.
+  // node-pty reports exit only after its socket closed, and the socket closes only once what the terminal still held
+  // has been read (readLeftoversBeforeClose): all output has been delivered by then.
   term.onExit(({ exitCode, signal }) => {
     exit = signal ? { code: null, signal: signalName(signal) } : { code: exitCode, signal: null };
     for (const listener of exitListeners) listener(exit.code, exit.signal);
@@ -202,6 +204,58 @@ async function spawnPty(request: SpawnRequest, io: { cols: number; rows: number 
     abandonStreams() {
       // The terminal closes itself when its session ends; nothing to force here.
     },
+  };
+}
+
+/** The parts of node-pty's Unix terminal (not in its typings) that hold the terminal's master side. */
+interface UnixTerminalInternals {
+  readonly fd?: unknown;
+  readonly _socket?: { destroyed: boolean; destroy(error?: Error): unknown; read(): unknown };
+}
+
+/**
+ * The most a pass reads from a terminal being closed: what Linux can hold for it (64 KiB of pending input plus the
+ * 4 KiB line buffer) several times over, so a descendant that still writes into an open terminal cannot keep it going.
+ */
+const LEFTOVER_READ_LIMIT = 256 * 1024;
+
+/**
+ * node-pty closes its terminal's socket while the kernel may still hold output the command wrote before it exited.
+ * When the command's end hangs up the terminal, libuv takes the hang-up after one short read for the end of the
+ * output, but Linux moves a terminal's output to where a read finds it in steps (a 4 KiB line buffer, refilled by a
+ * kernel worker): the read that saw the hang-up may have found only part of it. And when a descendant keeps the
+ * terminal open, node-pty destroys the socket 200 ms after the exit whether or not its thread has polled since. So
+ * every close first reads what is left, synchronously, while the descriptor is still open: a read of a hung-up
+ * terminal waits for the kernel's pending output, then fails with EIO once there is none. See docs/decisions.md,
+ * "The last words of a job are read before its streams are given up".
+ */
+function readLeftoversBeforeClose(term: unknown, deliver: (chunk: Uint8Array) => void): void {
+  const { fd, _socket: socket } = term as UnixTerminalInternals;
+  if (typeof fd !== "number" || !socket) return;
+  const destroy = socket.destroy.bind(socket);
+  let closing = false;
+  socket.destroy = (error?: Error) => {
+    // Only the first close, and not again from within it: after it the descriptor is closed, and its number may
+    // already belong to another file.
+    if (!closing && !socket.destroyed) {
+      closing = true;
+      // What the socket took but has not handed on (a paused terminal) comes before what the kernel still holds;
+      // read() hands it to the data listeners.
+      while (socket.read() !== null);
+      for (let total = 0; total < LEFTOVER_READ_LIMIT;) {
+        const chunk = Buffer.allocUnsafe(64 * 1024);
+        let bytes = 0;
+        try {
+          bytes = readSync(fd, chunk);
+        } catch {
+          break; // EIO: the terminal is hung up and empty; EAGAIN: it is still open and has nothing more now.
+        }
+        if (bytes === 0) break;
+        total += bytes;
+        deliver(chunk.subarray(0, bytes));
+      }
+    }
+    return destroy(error);
   };
 }
 

@@ -226,6 +226,33 @@ describe("job runtime", () => {
     expect(next.cause).toBe("exit");
   });
 
+  // The actor's thread is held while the command writes 3,000 lines (16,893 bytes on a terminal, CRLF: four times its
+  // 4 KiB line buffer) and exits, then once more right after it took the exit in (tests/fixtures/faulty-actor-thread.ts).
+  // When the shell's end hangs up the terminal, libuv reads once and takes the hang-up for the end of the output; a
+  // descendant that left the group keeps the terminal open instead, and node-pty closes it 200 ms after the exit.
+  for (const [ending, tail] of [
+    ["the job's end hangs up the terminal", ""],
+    ["a descendant that left the group holds the terminal open", "; setsid sleep 30 &"],
+  ] as const) {
+    it(`keeps the last output of a PTY job that its starved actor had not read when ${ending}`, async () => {
+      runtime = runtimeFor({ actorEntry: FAULTY_ACTOR_ENTRY });
+      const job = runtime.start(
+        shellJob(`until [ -e "$PI_JOBS_TEST_GO" ]; do sleep 0.01; done; seq 1 3000${tail}`, {
+          io: { kind: "pty", cols: 80, rows: 24 },
+          ...withFault("starve"),
+        }),
+      );
+      const result = await job.done;
+      const bytes = Array.from({ length: 3000 }, (_, i) => String(i + 1).length + 2).reduce((a, b) => a + b, 0);
+      expect(result.cause).toBe("exit");
+      expect(result.exitCode).toBe(0);
+      expect(result.totals).toEqual({ bytes, lines: 3000 });
+      expect(result.log.bytes).toBe(bytes);
+      expect(text(job).at(-1)).toBe("3000");
+      expect(result.cleanup).toBe("confirmed");
+    });
+  }
+
   it("takes over when an actor hangs past its deadline", async () => {
     runtime = runtimeFor({ actorEntry: FAULTY_ACTOR_ENTRY });
     const job = runtime.start(shellJob("sleep 60", { ...withFault("hang"), timeoutMs: 300, killGraceMs: 200 }));
