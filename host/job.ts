@@ -29,7 +29,7 @@ import type {
 } from "../mailbox/protocol.ts";
 import { MAX_TIMER_MS, STREAM_CLOSE_ROUNDS, STREAM_CLOSE_WAIT_MS } from "../mailbox/timings.ts";
 import type { ActorPool } from "./pool.ts";
-import type { JobFigures, JobHandle, JobKind, JobPhase } from "./runtime-api.ts";
+import type { JobEnded, JobFigures, JobHandle, JobKind, JobPhase, JobState, StopRequester } from "./runtime-api.ts";
 
 /** How late an actor may be, past its own deadline, before the supervisor takes over. */
 const SUPERVISOR_SLACK_MS = 1000;
@@ -87,6 +87,10 @@ export class Job implements JobHandle {
   readonly done: Promise<ActorResult>;
 
   private final: ActorResult | null = null;
+  /** Who asked for the stop, from the first request on (see JobState). */
+  private stopBy: StopRequester | null = null;
+  /** Told synchronously when the job settles (see JobHandle.onEnd). */
+  private readonly endListeners = new Set<(ended: JobEnded) => void>();
   private resolveDone!: (result: ActorResult) => void;
   private readonly cell: JobCellReader;
   private readonly mailbox: TypedPort<HostToActor, ActorToHost>;
@@ -166,12 +170,8 @@ export class Job implements JobHandle {
 
   // ── JobHandle ─────────────────────────────────────────────────────────────────────────────────────────────────
 
-  /** Read from the cell: `running` exactly when the process exists, whatever messages are still in flight. */
-  phase = (): JobPhase => {
-    if (this.final) return "ended";
-    const state = this.cell.state();
-    return state === "running" || state === "stopping" || state === "ended" ? "running" : "starting";
-  };
+  state = (): JobState => (this.final ? this.ended(this.final) : { phase: this.livePhase(), stopBy: this.stopBy });
+  phase = (): JobPhase => (this.final ? "ended" : this.livePhase());
   pid = (): number | null => this.cell.read().pid;
   pgid = (): number | null => this.cell.pgid();
   deadline = (): number | null => {
@@ -194,6 +194,15 @@ export class Job implements JobHandle {
       waitingForInput: cell.waitingForInput,
     };
   };
+
+  onEnd(listener: (ended: JobEnded) => void): () => void {
+    if (this.final) {
+      listener(this.ended(this.final));
+      return () => {};
+    }
+    this.endListeners.add(listener);
+    return () => this.endListeners.delete(listener);
+  }
 
   onNotice(listener: (notice: Notice) => void): () => void {
     this.noticeListeners.add(listener);
@@ -256,8 +265,9 @@ export class Job implements JobHandle {
     }
   }
 
-  stop(signal: StopSignal = "SIGTERM", options: { bounded?: boolean } = {}): Promise<ActorResult> {
+  stop(signal: StopSignal = "SIGTERM", options: { bounded?: boolean; by?: StopRequester } = {}): Promise<ActorResult> {
     if (this.final) return this.done;
+    this.stopBy ??= options.by ?? "tool";
     if (this.cell.cancel()) {
       // Cancelled before the actor claimed the spawn: no process was or will be started, so the job is over now.
       this.settle(this.supervisorResult("stopped", "stopped before it started; no process was spawned", { confirmed: true, escalated: false }));
@@ -273,6 +283,18 @@ export class Job implements JobHandle {
       this.armBackstop(this.spec.killGraceMs + ACTOR_FINISH_MS + SUPERVISOR_SLACK_MS + 5000, "did not finish a requested stop");
     }
     return this.done;
+  }
+
+  // ── State ─────────────────────────────────────────────────────────────────────────────────────────────────────
+
+  /** Read from the cell: `running` exactly when the process exists, whatever messages are still in flight. */
+  private livePhase(): "starting" | "running" {
+    const state = this.cell.state();
+    return state === "running" || state === "stopping" || state === "ended" ? "running" : "starting";
+  }
+
+  private ended(result: ActorResult): JobEnded {
+    return { phase: "ended", result, stopBy: this.stopBy };
   }
 
   // ── Reads and calls ───────────────────────────────────────────────────────────────────────────────────────────
@@ -485,5 +507,9 @@ export class Job implements JobHandle {
     this.noticeListeners.clear();
     this.onEnded(this);
     this.resolveDone(result);
+    // Last, so that a listener that throws cannot leave the job half settled; still before any `done` callback runs.
+    const ended = this.ended(result);
+    for (const listener of [...this.endListeners]) listener(ended);
+    this.endListeners.clear();
   }
 }

@@ -39,8 +39,32 @@ export interface StartRequest {
   watch?: JobSpec["watch"];
 }
 
-/** `starting` until the process exists (its pid is published), `running` from then on, `ended` once reported. */
-export type JobPhase = "starting" | "running" | "ended";
+/**
+ * Who asked the host to stop a job: a tool (kill_session, monitor_stop, a cancelled monitor_start, the console and the
+ * sessions picker, which stop through the same tools), or the session ending (shutdown, or a /reload that nobody
+ * adopted). A job that ends on its own (its exit, its deadline, its contract, its log quota) was stopped by nobody:
+ * its result's cause says why it ended.
+ */
+export type StopRequester = "tool" | "session_shutdown";
+
+/**
+ * One job's lifecycle, owned by the host's side of the job (host/job.ts); the tool layers derive everything they show
+ * from it and keep no copy. The phase is about the process: `starting` until it exists (its pid is published in the
+ * job's cell), `running` from then on, `ended` once the terminal result is in. A stop request is another fact beside
+ * it: a job is stopping from the request until its result, whether or not its process exists yet.
+ */
+export type JobState =
+  | { phase: "starting" | "running"; stopBy: StopRequester | null }
+  | JobEnded;
+
+/** A job's state once its terminal result is in; `stopBy` says who asked for the stop (null: it ended on its own). */
+export interface JobEnded {
+  phase: "ended";
+  result: ActorResult;
+  stopBy: StopRequester | null;
+}
+
+export type JobPhase = JobState["phase"];
 
 /** Live figures of one job, read from its shared cell (no message per output chunk). */
 export interface JobFigures {
@@ -71,6 +95,9 @@ export interface JobHandle {
   readonly requestedAt: number;
   /** Epoch ms when start() was called. */
   readonly requestedAtEpoch: number;
+  /** The job's lifecycle now (see JobState). */
+  state(): JobState;
+  /** `state().phase`. */
   phase(): JobPhase;
   pid(): number | null;
   pgid(): number | null;
@@ -81,6 +108,12 @@ export interface JobHandle {
   result(): ActorResult | null;
   /** Resolves exactly once with the terminal result; never rejects. */
   readonly done: Promise<ActorResult>;
+  /**
+   * Calls the listener once, when the job ends: synchronously with the change of its state, so that no `done`
+   * callback and no caller whose read the end answered runs before the listener has. A job that has already ended
+   * calls it at once. Returns the unsubscribe.
+   */
+  onEnd(listener: (ended: JobEnded) => void): () => void;
   onNotice(listener: (notice: Notice) => void): () => void;
   /**
    * The retained output window as last read (the final one once the job ended), without waiting; while the job
@@ -110,8 +143,9 @@ export interface JobHandle {
    * Stop the process group (signal, then SIGKILL after the grace) and resolve with the terminal result. A job still
    * starting is cancelled: it never spawns, or its group is stopped as soon as it is published. `bounded` (shutdown)
    * settles within the grace plus one second even when the actor is slow: the supervisor kills the group itself.
+   * `by` says who asks (a tool unless given); the first request is the one the job's state keeps.
    */
-  stop(signal?: StopSignal, options?: { bounded?: boolean }): Promise<ActorResult>;
+  stop(signal?: StopSignal, options?: { bounded?: boolean; by?: StopRequester }): Promise<ActorResult>;
 }
 
 export type { RetainedLine, RetainedWindow, TakenOutput } from "../mailbox/protocol.ts";

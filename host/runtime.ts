@@ -170,7 +170,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
    */
   async function stopAll(): Promise<void> {
     const jobs = [...live.values()];
-    const results = await Promise.all(jobs.map((job) => job.stop("SIGTERM", { bounded: true })));
+    const results = await Promise.all(jobs.map((job) => job.stop("SIGTERM", { bounded: true, by: "session_shutdown" })));
     const unconfirmed = jobs.filter((_, index) => results[index]!.cleanup !== "confirmed");
     if (unconfirmed.length > 0 && logDir !== null) {
       // Nobody may be left to tell at shutdown; the session's log directory keeps the record.

@@ -69,7 +69,7 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
     const parked = current();
     parked.bind(null);
     service = null;
-    const state: ParkedMonitors = { service: parked, abandon: async () => void (await parked.stop(null)) };
+    const state: ParkedMonitors = { service: parked, abandon: async () => void (await parked.stop(null, "session_shutdown")) };
     return state;
   });
 

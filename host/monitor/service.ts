@@ -10,7 +10,7 @@
 import { NO_HIT } from "../../actors/contract.ts";
 import type { ActorResult } from "../../mailbox/protocol.ts";
 import type { MonitorOutcome } from "../../mailbox/monitor.ts";
-import type { JobHandle, JobRuntime } from "../runtime-api.ts";
+import type { JobEnded, JobHandle, JobRuntime, StopRequester } from "../runtime-api.ts";
 import { buildReport, structuredResult, type TerminalFacts } from "./report.ts";
 import type { MonitorTerminalResult, NormalizedStart } from "./schemas.ts";
 
@@ -54,11 +54,12 @@ export interface MonitorRecord {
   readonly description: string;
   readonly request: NormalizedStart;
   readonly job: JobHandle;
-  /** How the terminal result reaches the model. */
+  /**
+   * How the terminal result reaches the model. A monitor someone stopped (its job's state names who) delivers
+   * nothing asynchronously: its result is kept in history only.
+   */
   readonly delivery: "direct" | "async";
-  /** Set by monitor_stop or shutdown: the result is kept in history but never delivered. */
-  suppressed: boolean;
-  /** The terminal result once known. */
+  /** The terminal result once known: built when the job ends, from its result. */
   final: FinalReport | null;
 }
 
@@ -67,8 +68,11 @@ export interface MonitorService {
   start(request: NormalizedStart, options: { cwd: string; delivery: "direct" | "async" }): MonitorRecord;
   /** Waits for the terminal result of a monitor (resolves exactly once per record, never rejects). */
   settle(record: MonitorRecord): Promise<FinalReport>;
-  /** Stops one monitor, or all active ones; stopped monitors deliver nothing. Resolves with how many were running. */
-  stop(monitorId: string | null): Promise<number>;
+  /**
+   * Stops one monitor, or all active ones, on behalf of `by` (a tool unless given); stopped monitors deliver nothing.
+   * Resolves with how many were running.
+   */
+  stop(monitorId: string | null, by?: StopRequester): Promise<number>;
   active(): MonitorRecord[];
   /** Finished monitors, oldest first, at most HISTORY_LIMIT. */
   history(): MonitorRecord[];
@@ -100,7 +104,9 @@ export function createMonitorService(): MonitorService {
     }
   }
 
-  function onEnded(record: MonitorRecord, result: ActorResult): FinalReport {
+  /** Runs as the job's state changes to ended (JobHandle.onEnd): no stop can find the record active after that. */
+  function onEnded(record: MonitorRecord, ended: JobEnded): FinalReport {
+    const { result } = ended;
     const outcome = result.monitor ?? supervisorOutcome(record.request, result);
     const facts: TerminalFacts = {
       monitorId: record.monitorId,
@@ -129,7 +135,7 @@ export function createMonitorService(): MonitorService {
     records.delete(record.monitorId);
     finished.push(record);
     if (finished.length > HISTORY_LIMIT) settled.delete((finished.shift() as MonitorRecord).monitorId);
-    if (record.delivery === "async" && !record.suppressed) {
+    if (record.delivery === "async" && ended.stopBy === null) {
       outbox.push({
         content: final.asyncReport,
         details: { description: record.description, monitorId: record.monitorId, result: structuredResult(facts).result },
@@ -165,11 +171,10 @@ export function createMonitorService(): MonitorService {
         request,
         job,
         delivery: options.delivery,
-        suppressed: false,
         final: null,
       };
       records.set(record.monitorId, record);
-      settled.set(record.monitorId, job.done.then((result) => onEnded(record, result)));
+      settled.set(record.monitorId, new Promise((resolve) => job.onEnd((ended) => resolve(onEnded(record, ended)))));
       return record;
     },
     settle(record) {
@@ -178,10 +183,9 @@ export function createMonitorService(): MonitorService {
       // Evicted from history: its final report is still on the record.
       return record.final !== null ? Promise.resolve(record.final) : record.job.done.then(() => record.final as FinalReport);
     },
-    async stop(monitorId) {
+    async stop(monitorId, by = "tool") {
       const targets = monitorId === null ? [...records.values()] : [records.get(monitorId)].filter((r) => r !== undefined);
-      for (const record of targets) record.suppressed = true;
-      await Promise.all(targets.map((record) => record.job.stop()));
+      await Promise.all(targets.map((record) => record.job.stop("SIGTERM", { by })));
       // Stopped monitors are in history once stop() resolves.
       await Promise.all(targets.map((record) => settled.get(record.monitorId)));
       return targets.length;

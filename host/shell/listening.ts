@@ -22,7 +22,7 @@ const SCREEN_REFRESH_MS = 2_000;
 
 /** Starts a read for a screen that refreshes on its own (the console): at most one per session at a time. */
 export function refreshSoon(session: ShellSession): void {
-  if (inFlight.has(session) || session.result !== null) return;
+  if (inFlight.has(session) || session.handle.phase() === "ended") return;
   const now = performance.now();
   if (now - (refreshedAt.get(session) ?? -Infinity) < SCREEN_REFRESH_MS) return;
   refreshedAt.set(session, now);

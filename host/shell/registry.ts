@@ -62,6 +62,16 @@ export class SessionRegistry<T extends RegistryRecord> {
     return this.evictedLogs.get(id);
   }
 
+  /** Why `id` is not registered, as the tool named `tool` reports it: gone (with its log), or never known. */
+  missing(tool: string, id: number): string {
+    const log = this.evictedLogs.get(id);
+    if (log !== undefined) {
+      return `${tool}: session_id ${id} is no longer registered (collected, stopped or evicted); its log remains at ${log ?? "(no log)"}`;
+    }
+    const known = this.all().map((record) => record.id);
+    return `${tool}: unknown session_id ${id}; known sessions: ${known.length > 0 ? known.join(", ") : "none"}`;
+  }
+
   all(): T[] {
     return [...this.records.values()].sort((a, b) => a.id - b.id);
   }

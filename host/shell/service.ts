@@ -5,31 +5,22 @@
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import type { ActorResult, TakenOutput } from "../../mailbox/protocol.ts";
-import { MAX_TIMER_MS } from "../../mailbox/timings.ts";
+import type { ReadyReport, TakenOutput } from "../../mailbox/protocol.ts";
 import type { JobRuntime } from "../runtime-api.ts";
 import { readEmptyPollCap, steerInterruptEnabled } from "./config.ts";
-import { DEFAULT_PTY_SIZE, KILL_GRACE_MS, LOG_MAX_BYTES, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "./limits.ts";
-import { receiptText, completionPhrase, type ReceiptLine } from "./notices.ts";
-import type { KillResult, ListResult, ProcessResult, SessionEntryView, SetOnExitResult, WaitStatus } from "./result.ts";
-import {
-  createSession,
-  elapsedOf,
-  logPathOf,
-  settleSession,
-  supervisionOf,
-  type ShellSession,
-} from "./session.ts";
+import { waitFor, type Steering, type WaitEnd } from "./job-wait.ts";
+import { KILL_GRACE_MS, LOG_MAX_BYTES, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "./limits.ts";
+import { listeningOf, refreshListening } from "./listening.ts";
+import { receiptText, type ReceiptLine } from "./notices.ts";
+import { joinTakes, processAnswer, reportedEnd, type WaitOutcome } from "./process-answer.ts";
+import type { KillResult, ListResult, ProcessResult, SessionEntryView, SetOnExitResult } from "./result.ts";
+import { outerCallOf, touchScript } from "./scripts.ts";
+import { killAnswer, listAnswer, receiptLine, sessionEntry, setOnExitAnswer } from "./session-answers.ts";
+import { completionOf, createSession, logPathOf, readSession, type ShellSession } from "./session.ts";
+import { startRequestOf } from "./start-request.ts";
 import type { ShellState } from "./state.ts";
 import { validateExec, validateKill, validateListSessions, validateSetOnExit, validateWriteStdin, type Checked } from "./validate.ts";
 import { planWait, type WaitPlan, type WaitPlanResult } from "./waits.ts";
-import { readyResult, waitReady } from "./ready-wait.ts";
-import { refreshListening, listeningOf } from "./listening.ts";
-
-/** A job not yet ended is `starting` until its process exists, `running` from then on. */
-function liveStatus(session: ShellSession): "starting" | "running" {
-  return session.handle.phase() === "starting" ? "starting" : "running";
-}
 
 export class ShellToolError extends Error {
   constructor(message: string) {
@@ -56,8 +47,6 @@ export interface ShellServiceOptions {
   logMaxBytes?: number;
 }
 
-type WaitOutcome = "exit" | "deadline" | "cancelled" | "steered" | "ready";
-
 /** How long past the grace kill_session waits for the stop to be confirmed before it reports `killed: false`. */
 const KILL_CONFIRM_SLACK_MS = 10_000;
 
@@ -71,10 +60,13 @@ function unwrap<T>(checked: Checked<T>): T {
   return checked.value;
 }
 
-/** The outermost call id of a nested (codemode) call, or null for a direct call. */
-export function outerCallOf(toolCallId: string): string | null {
-  const slash = toolCallId.indexOf("/");
-  return slash === -1 ? null : toolCallId.slice(0, slash);
+/** The actor's readiness report; a job that ended first never resolves it (its end answers the wait). */
+function readinessOf(session: ShellSession): Promise<ReadyReport> {
+  return new Promise((resolveReport) => {
+    void session.handle.readiness().then((report) => {
+      if (report !== null) resolveReport(report);
+    });
+  });
 }
 
 export class ShellService {
@@ -115,19 +107,9 @@ export class ShellService {
 
     let handle;
     try {
-      handle = this.options.runtime().start({
-        kind: "shell",
-        command: request.cmd,
-        ...(request.shell !== null ? { shell: request.shell } : {}),
-        cwd,
-        io: request.tty ? { kind: "pty", cols: DEFAULT_PTY_SIZE.cols, rows: DEFAULT_PTY_SIZE.rows } : { kind: "pipes", stdin: true },
-        timeoutMs: request.timeoutMs,
-        killGraceMs: this.options.killGraceMs ?? KILL_GRACE_MS,
-        log: { maxBytes: this.options.logMaxBytes ?? LOG_MAX_BYTES, onQuota: "stop" },
-        unread: { headBytes: OUTPUT_HEAD_BYTES, tailBytes: OUTPUT_TAIL_BYTES },
-        label: `shell: ${request.cmd.slice(0, 80)}`,
-        ...(request.ready !== null || request.stallMs !== null ? { watch: { ready: request.ready, stallMs: request.stallMs } } : {}),
-      });
+      handle = this.options.runtime().start(
+        startRequestOf(request, cwd, { killGraceMs: this.options.killGraceMs ?? KILL_GRACE_MS, logMaxBytes: this.options.logMaxBytes ?? LOG_MAX_BYTES }),
+      );
     } catch (error) {
       throw new ShellToolError(`exec_command refused: ${(error as Error).message}`);
     }
@@ -144,40 +126,38 @@ export class ShellService {
     });
     registry.add(session);
     this.watch(session);
-    this.touch(call, session.id);
+    touchScript(this.state.scripts, call.toolCallId, session.id);
 
     if (request.ready !== null) {
-      const ready = await waitReady(session, call.signal, steerInterruptEnabled(this.env()) ? this.steerListeners : null);
-      const outcome: WaitOutcome = ready.kind === "timeout" ? "deadline" : ready.kind;
-      const result = await this.answer("exec_command", session, plan, outcome, call, []);
-      return { ...result, ready: readyResult(ready, session, Date.now()) };
+      const ready = await waitFor(session.handle, { until: readinessOf(session), signal: call.signal, steering: this.steering() });
+      const outcome: WaitOutcome = ready.kind !== "reached" ? ready.kind : ready.value.status === "ready" ? "ready" : "deadline";
+      return await this.answer("exec_command", session, plan, outcome, call, [], ready);
     }
     const outcome = await this.waitOn(session, plan, call.signal);
     return await this.answer("exec_command", session, plan, outcome, call, []);
   }
 
   /**
-   * Subscribes to the end; the end is routed through the state so a reloaded instance hears it. Output is not
-   * watched at all: it stays in the job's actor until a read takes it.
+   * Subscribes to the job's stuck notices and its end. The end is heard as the job's state changes (JobHandle.onEnd),
+   * before any answer can read the job ended, and is routed through the state so a reloaded instance hears it.
+   * Output is not watched at all: it stays in the job's actor until a read takes it.
    */
   private watch(session: ShellSession): void {
     const state = this.state;
     // A stuck episode wakes the model once, if the job asked for wakes; its flags are in supervision either way.
     session.handle.onNotice((notice) => {
       if (notice.kind !== "stalled" && notice.kind !== "waiting_for_input") return;
-      if (state.closing || session.stoppedBy !== null || (session.onExit !== "wake" && session.onStall !== "wake")) return;
+      if (state.closing || session.handle.state().stopBy !== null || (session.onExit !== "wake" && session.onStall !== "wake")) return;
       state.ledger.stuck(
         { sessionId: session.id, cmd: session.cmd, kind: notice.kind, prompt: notice.detail, tty: session.tty, logPath: logPathOf(session) },
         performance.now(),
       );
       state.onCompletion();
     });
-    void session.handle.done.then((result) => {
-      const info = settleSession(session, result);
-      for (const wake of [...session.exitWaiters]) wake();
+    session.handle.onEnd((ended) => {
       // An explicit stop owes nothing, and neither does a session that is shutting down.
-      if (state.closing || session.stoppedBy !== null) return;
-      state.ledger.completed(info, session.onExit === "wake", performance.now());
+      if (state.closing || ended.stopBy !== null) return;
+      state.ledger.completed(completionOf(session, ended), session.onExit === "wake", performance.now());
       state.onCompletion();
     });
   }
@@ -189,7 +169,7 @@ export class ShellService {
     const session = this.lookup("write_stdin", request.sessionId);
     this.rejectIfCancelled(call, "write_stdin");
     const nested = outerCallOf(call.toolCallId) !== null;
-    this.touch(call, session.id);
+    touchScript(this.state.scripts, call.toolCallId, session.id);
 
     if (session.replay !== null) {
       const replay: ProcessResult = { ...session.replay, operation: "write_stdin", output_replayed: true, notes: [...session.replay.notes] };
@@ -209,7 +189,7 @@ export class ShellService {
     if (request.resize !== null && !session.tty) {
       throw new ShellToolError(`write_stdin: cols/rows resize a PTY; session ${session.id} uses pipes`);
     }
-    if (session.result === null) {
+    if (session.handle.phase() !== "ended") {
       if (request.resize !== null) {
         const ack = await session.handle.resize(request.resize.cols, request.resize.rows);
         if (!ack.ok) throw new ShellToolError(`write_stdin: resize of session ${session.id} failed: ${ack.error}`);
@@ -248,36 +228,15 @@ export class ShellService {
     if (call.signal?.aborted) throw new ShellToolError(`${tool}: the call was cancelled before the read; no output was consumed`);
   }
 
+  /** Where steering ends waits, unless the operator turned that off. */
+  private steering(): Steering | null {
+    return steerInterruptEnabled(this.env()) ? this.steerListeners : null;
+  }
+
   /** Waits per plan; returns early on exit, cancellation or (unless disabled) human steering. */
-  private waitOn(session: ShellSession, plan: WaitPlan, signal: AbortSignal | undefined): Promise<WaitOutcome> {
-    if (session.result !== null) return Promise.resolve("exit");
-    if (plan.durationMs <= 0) return Promise.resolve("deadline");
-    if (signal?.aborted) return Promise.resolve("cancelled");
-    const steerable = steerInterruptEnabled(this.env());
-    return new Promise<WaitOutcome>((resolveWait) => {
-      const deadline = performance.now() + plan.durationMs;
-      let timer: ReturnType<typeof setTimeout> | null = null;
-      const finish = (outcome: WaitOutcome): void => {
-        if (timer !== null) clearTimeout(timer);
-        session.exitWaiters.delete(onExit);
-        signal?.removeEventListener("abort", onAbort);
-        this.steerListeners.delete(onSteer);
-        resolveWait(outcome);
-      };
-      const arm = (): void => {
-        const left = deadline - performance.now();
-        if (left <= 0) return finish("deadline");
-        // Longer absolute waits re-arm: a timer takes at most MAX_TIMER_MS as given.
-        timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
-      };
-      const onExit = (): void => finish("exit");
-      const onAbort = (): void => finish("cancelled");
-      const onSteer = (): void => finish("steered");
-      session.exitWaiters.add(onExit);
-      signal?.addEventListener("abort", onAbort, { once: true });
-      if (steerable) this.steerListeners.add(onSteer);
-      arm();
-    });
+  private async waitOn(session: ShellSession, plan: WaitPlan, signal: AbortSignal | undefined): Promise<WaitOutcome> {
+    const end = await waitFor(session.handle, { durationMs: plan.durationMs, signal, steering: this.steering() });
+    return end.kind;
   }
 
   /** Human steering arrived: every wait in progress returns now. */
@@ -302,93 +261,36 @@ export class ShellService {
     outcome: WaitOutcome,
     call: CallContext,
     notes: string[],
+    ready?: WaitEnd<ReadyReport>,
   ): Promise<ProcessResult> {
-    const outer = outerCallOf(call.toolCallId);
     // A cancelled wait leaves the output unread: the cancelled result may never reach the model.
-    const consume = outcome !== "cancelled";
-    // The job may end while the read is in flight; the take then comes from its final record, whole.
-    const endedBefore = session.result !== null;
-    let taken = consume ? await this.takeOutput(session, endedBefore, notes) : { text: "", bytes: 0, omittedBytes: 0 };
-    if (consume && !endedBefore && session.result !== null) {
+    let taken: TakenOutput | null = null;
+    if (outcome !== "cancelled") {
+      // The job may end while the read is in flight; the take then comes from its final record, whole.
+      const endedBefore = session.handle.phase() === "ended";
+      taken = await this.takeOutput(session, endedBefore, notes);
       // It ended after the actor answered: what it wrote after that read is in the final record; take it too.
-      const rest = await this.takeOutput(session, true, notes);
-      taken = {
-        text: taken.text + rest.text,
-        bytes: taken.bytes + rest.bytes,
-        omittedBytes: taken.omittedBytes + rest.omittedBytes,
-        redactions: (taken.redactions ?? 0) + (rest.redactions ?? 0),
-      };
+      if (!endedBefore && session.handle.phase() === "ended") taken = joinTakes(taken, await this.takeOutput(session, true, notes));
     }
-    const now = Date.now();
-    const ended = session.result !== null && session.ending !== null;
-    if (!consume) notes.push(`output left unread (${session.handle.figures().unreadBytes} bytes); read it with write_stdin`);
-    const waitStatus: WaitStatus = ended && consume ? "completed" : outcome === "cancelled" ? "cancelled" : outcome === "steered" ? "steered" : outcome === "ready" ? "ready" : plan.mode === "immediate" ? "snapshot" : "deadline";
-    const base = {
-      operation,
-      output: taken.text,
-      output_bytes: taken.bytes,
-      output_omitted_bytes: taken.omittedBytes,
-      output_rendered: session.tty ? "terminal" : "text",
-      ...(taken.redactions ? { redactions: taken.redactions } : {}),
-      output_replayed: false,
-      output_bytes_total: session.handle.figures().bytes,
-      log_path: logPathOf(session),
-      wait_mode: plan.mode,
-      wait_status: waitStatus,
-      supervision: supervisionOf(session, now),
-      cmd: session.cmd,
-      tty: session.tty,
-      on_exit: session.onExit,
-      elapsed_ms: elapsedOf(session, now),
-      notes,
-    } as const;
-    if (!ended || !consume) {
-      const status = ended ? session.ending!.status : liveStatus(session);
-      return { ...base, status, running: status === "running", session_id: session.id };
-    }
-    const result = session.result!;
-    const ending = session.ending!;
-    const final: ProcessResult = {
-      ...base,
-      status: ending.status,
-      running: false,
-      exit_code: result.exitCode,
-      signal: result.signal,
-      failure: ending.failure,
-    };
+    const reading = readSession(session, Date.now());
+    const answer = processAnswer({ operation, session, reading, taken, mode: plan.mode, outcome, notes, ...(ready !== undefined ? { ready } : {}) });
+    if (reportedEnd(reading.state, taken) === null) return answer;
+    const outer = outerCallOf(call.toolCallId);
     if (outer === null) {
       // A direct result that reports the completion consumes any owed wake and ends the session's registration.
       this.state.ledger.consume(session.id);
-      this.state.registry.remove(session.id, logPathOf(session));
+      this.state.registry.remove(session.id, reading.logPath);
     } else {
-      session.replay = { ...final, notes: [...final.notes] };
+      session.replay = { ...answer, notes: [...answer.notes] };
       this.state.ledger.hold(session.id, outer);
     }
-    return final;
+    return answer;
   }
 
   private lookup(tool: string, id: number): ShellSession {
     const session = this.state.registry.get(id);
-    if (session !== undefined) return session;
-    const log = this.state.registry.removedLog(id);
-    if (log !== undefined) {
-      throw new ShellToolError(
-        `${tool}: session_id ${id} is no longer registered (collected, stopped or evicted); its log remains at ${log ?? "(no log)"}`,
-      );
-    }
-    const known = this.state.registry.all().map((s) => s.id);
-    throw new ShellToolError(`${tool}: unknown session_id ${id}; known sessions: ${known.length > 0 ? known.join(", ") : "none"}`);
-  }
-
-  private touch(call: CallContext, sessionId: number): void {
-    const outer = outerCallOf(call.toolCallId);
-    if (outer === null) return;
-    let touched = this.state.scripts.get(outer);
-    if (touched === undefined) {
-      touched = new Set();
-      this.state.scripts.set(outer, touched);
-    }
-    touched.add(sessionId);
+    if (session === undefined) throw new ShellToolError(this.state.registry.missing(tool, id));
+    return session;
   }
 
   // ── list_sessions, set_on_exit, kill_session ─────────────────────────────────────────────────────────────────
@@ -396,7 +298,7 @@ export class ShellService {
   /** list_sessions as the tool answers it: the running jobs' listening ports are read from their actors first. */
   async listSessions(raw: unknown): Promise<ListResult> {
     unwrap(validateListSessions(raw));
-    await refreshListening(this.state.registry.all().filter((s) => s.result === null));
+    await refreshListening(this.state.registry.all().filter((s) => s.handle.phase() !== "ended"));
     return this.list(raw);
   }
 
@@ -404,75 +306,43 @@ export class ShellService {
   list(raw: unknown): ListResult {
     unwrap(validateListSessions(raw));
     const now = Date.now();
-    const sessions = this.state.registry.all().map((s) => this.view(s, now));
-    const active = sessions.filter((s) => s.status === "starting" || s.running).length;
-    const completed = sessions.length - active;
-    return { operation: "list_sessions", active_count: active, completed_count: completed, just_exited_count: completed, sessions };
+    return listAnswer(this.state.registry.all().map((s) => this.view(s, now)));
   }
 
   view(s: ShellSession, now: number): SessionEntryView {
-    const ended = s.result !== null && s.ending !== null;
-    const status = ended ? s.ending!.status : liveStatus(s);
-    const figures = s.handle.figures();
-    return {
-      session_id: s.id,
-      cmd: s.cmd,
-      tty: s.tty,
-      running: status === "running",
-      status,
-      exit_code: s.result?.exitCode ?? null,
-      signal: s.result?.signal ?? null,
-      on_exit: s.onExit,
-      collected: s.replay !== null,
-      output_bytes_total: figures.bytes,
-      output_pending_bytes: figures.unreadBytes,
-      started_utc: new Date(s.startedEpochMs).toISOString(),
-      elapsed_ms: elapsedOf(s, now),
-      log_path: logPathOf(s),
-      supervision: supervisionOf(s, now),
-      ...(status === "running" && listeningOf(s) !== undefined ? { listening: listeningOf(s) } : {}),
-    };
+    return sessionEntry(s, readSession(s, now), { collected: s.replay !== null, listening: listeningOf(s) });
   }
 
   setOnExit(raw: unknown, call: CallContext): SetOnExitResult {
     const request = unwrap(validateSetOnExit(raw));
     const session = this.lookup("set_on_exit", request.sessionId);
-    this.touch(call, session.id);
+    touchScript(this.state.scripts, call.toolCallId, session.id);
     const previous = session.onExit;
     session.onExit = request.onExit;
+    const reading = readSession(session, Date.now());
     let effect: SetOnExitResult["effect"];
-    if (session.result === null) {
+    if (reading.state.phase !== "ended") {
       effect = previous === request.onExit ? "unchanged" : request.onExit === "wake" ? "armed" : "disarmed";
     } else {
-      effect = session.stoppedBy !== null ? "unchanged" : this.state.ledger.setArmed(session.id, request.onExit === "wake", performance.now());
+      effect = reading.state.stopBy !== null ? "unchanged" : this.state.ledger.setArmed(session.id, request.onExit === "wake", performance.now());
       this.state.onCompletion();
     }
-    const ended = session.ending;
-    return {
-      operation: "set_on_exit",
-      session_id: session.id,
-      cmd: session.cmd,
-      on_exit: request.onExit,
-      previous_on_exit: previous,
-      running: ended === null,
-      status: ended?.status ?? "running",
-      effect,
-    };
+    return setOnExitAnswer(session, reading, { previous_on_exit: previous, effect });
   }
 
   async kill(raw: unknown, call: CallContext): Promise<KillResult> {
     const request = unwrap(validateKill(raw));
     const session = this.lookup("kill_session", request.sessionId);
-    this.touch(call, session.id);
+    touchScript(this.state.scripts, call.toolCallId, session.id);
     const { ledger, registry } = this.state;
-    if (session.result !== null) {
+    const signal = request.signal;
+    if (session.handle.phase() === "ended") {
       // Stopping a finished job discards it: no wake, no replay; the log stays.
       ledger.suppress(session.id);
       registry.remove(session.id, logPathOf(session));
-      return this.killResult(session, request.signal, true, false, "the job had already ended; it was removed from the registry (its log remains)");
+      const message = "the job had already ended; it was removed from the registry (its log remains)";
+      return killAnswer(session, readSession(session, Date.now()), { signal, already_exited: true, killed: false, message });
     }
-    session.stoppedBy = "tool";
-    session.stopping = true;
     ledger.suppress(session.id);
     // The wait covers the actor's own escalation (grace, SIGKILL, confirmation) with room for a busy machine: on an idle
     // one a stop ends in milliseconds, and reporting `killed: false` for a job that is merely slow to be reaped would
@@ -480,52 +350,23 @@ export class ShellService {
     const confirmMs = this.options.killConfirmMs ?? (this.options.killGraceMs ?? KILL_GRACE_MS) + KILL_CONFIRM_SLACK_MS;
     let timer: ReturnType<typeof setTimeout> | null = null;
     const outcome = await Promise.race([
-      session.handle.stop(request.signal).then(() => "ended" as const),
+      session.handle.stop(signal, { by: "tool" }).then(() => "ended" as const),
       new Promise<"unconfirmed">((resolveTimer) => {
         timer = setTimeout(() => resolveTimer("unconfirmed"), confirmMs);
       }),
     ]);
     if (timer !== null) clearTimeout(timer);
-    // The done handler may not have run yet when stop() resolves.
-    if (outcome === "ended" && session.result === null) settleSession(session, session.handle.result()!);
-    const ended = session.result as ActorResult | null;
-    if (outcome === "unconfirmed" || ended?.cleanup !== "confirmed") {
-      return this.killResult(
-        session,
-        request.signal,
-        false,
-        false,
+    const reading = readSession(session, Date.now());
+    const result = reading.state.phase === "ended" ? reading.state.result : null;
+    if (outcome === "unconfirmed" || result?.cleanup !== "confirmed") {
+      const message =
         outcome === "unconfirmed"
           ? `the stop was not confirmed within ${confirmMs} ms; the job stays registered (it is still being stopped)`
-          : "the process ended but its process group could not be confirmed gone; the job stays registered",
-      );
+          : "the process ended but its process group could not be confirmed gone; the job stays registered";
+      return killAnswer(session, reading, { signal, already_exited: false, killed: false, message });
     }
-    registry.remove(session.id, logPathOf(session));
-    return this.killResult(session, request.signal, false, true, "the process group was stopped; no wake will be sent");
-  }
-
-  private killResult(session: ShellSession, signal: string, alreadyExited: boolean, killed: boolean, message: string): KillResult {
-    const now = Date.now();
-    const supervision = supervisionOf(session, now);
-    const cleanup = killed ? supervision.cleanup : session.result === null ? "unconfirmed" : supervision.cleanup;
-    const ended = session.ending;
-    return {
-      operation: "kill_session",
-      session_id: session.id,
-      cmd: session.cmd,
-      signal,
-      killed,
-      escalated: session.result?.escalated ?? false,
-      already_exited: alreadyExited,
-      status: ended?.status ?? "running",
-      running: session.result === null,
-      exit_code: session.result?.exitCode ?? null,
-      exit_signal: session.result?.signal ?? null,
-      log_path: logPathOf(session),
-      supervision: { ...supervision, cleanup },
-      cleanup,
-      message,
-    };
+    registry.remove(session.id, reading.logPath);
+    return killAnswer(session, reading, { signal, already_exited: false, killed: true, message: "the process group was stopped; no wake will be sent" });
   }
 
   // ── codemode receipts ─────────────────────────────────────────────────────────────────────────────────────────
@@ -543,20 +384,13 @@ export class ShellService {
     const touched = this.state.scripts.get(outerCallId);
     if (touched === undefined) return null;
     this.state.scripts.delete(outerCallId);
+    const now = Date.now();
     const lines: ReceiptLine[] = [...touched].map((id) => {
       const session = this.state.registry.get(id);
       if (session === undefined) {
         return { sessionId: id, state: "ended", running: false, logPath: this.state.registry.removedLog(id) ?? null, replayable: false, gone: true };
       }
-      const running = session.result === null;
-      return {
-        sessionId: id,
-        state: running ? "running" : session.ending ? completionPhrase({ ...session.ending, exitCode: session.result!.exitCode, signal: session.result!.signal, failureReason: session.ending.failure?.reason ?? null }) : "ended",
-        running,
-        logPath: logPathOf(session),
-        replayable: session.replay !== null,
-        gone: false,
-      };
+      return receiptLine(session, readSession(session, now), session.replay !== null);
     });
     this.state.ledger.finalize(outerCallId, success, performance.now());
     this.state.onCompletion();
@@ -581,12 +415,8 @@ export class ShellService {
 
 export async function stopAllIn(state: ShellState): Promise<void> {
   state.closing = true;
-  const running = state.registry.all().filter((s) => s.result === null);
-  for (const s of running) {
-    s.stoppedBy = "session_shutdown";
-    s.stopping = true;
-  }
-  await Promise.all(running.map((s) => s.handle.stop("SIGTERM", { bounded: true }).catch(() => undefined)));
+  const running = state.registry.all().filter((s) => s.handle.phase() !== "ended");
+  await Promise.all(running.map((s) => s.handle.stop("SIGTERM", { bounded: true, by: "session_shutdown" }).catch(() => undefined)));
   state.registry.clear();
   state.ledger.clear();
   state.scripts.clear();

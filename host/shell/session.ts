@@ -1,18 +1,19 @@
 /**
- * One shell session as the registry keeps it: the job handle (whose actor keeps the unread output) and what the
- * tools have observed. A plain object (no class) so that it carries over /reload unchanged and any instance can read it.
+ * One shell session as the registry keeps it: the job handle (whose actor keeps the unread output, and whose state
+ * says whether the job runs, is being stopped or how it ended) and what the tools settled or observed. A plain
+ * object (no class) so that it carries over /reload unchanged and any instance can read it. It keeps no copy of the
+ * job's state: every answer reads the job once (readSession) and derives what it says from that reading.
  */
 import { join } from "node:path";
-import type { ActorResult } from "../../mailbox/protocol.ts";
-import type { JobHandle } from "../runtime-api.ts";
+import type { JobEnded, JobFigures, JobHandle, JobState } from "../runtime-api.ts";
 import type { ProcessResult } from "./result.ts";
-import { deriveSupervision, describeEnding, type Ending, type Supervision } from "./supervision.ts";
+import { deriveSupervision, describeEnding, type Supervision } from "./supervision.ts";
 import type { OnExit } from "./validate.ts";
 import type { CompletionInfo } from "./wake-ledger.ts";
 
-export interface ShellSession {
+/** What the call that started a session settled, and what later calls changed: plain values, no job. */
+export interface SessionSettings {
   readonly id: number;
-  readonly handle: JobHandle;
   readonly cmd: string;
   readonly tty: boolean;
   readonly cwd: string;
@@ -21,17 +22,25 @@ export interface ShellSession {
   onExit: OnExit;
   /** Wake the model when the job appears stuck (on_exit "wake" implies it). */
   onStall: OnExit;
-  result: ActorResult | null;
-  ending: Ending | null;
-  /** Who asked for the stop, if anyone did. */
-  stoppedBy: "tool" | "session_shutdown" | null;
-  stopping: boolean;
+}
+
+export interface ShellSession extends SessionSettings {
+  readonly handle: JobHandle;
   /** The final read, saved when a codemode script collected the completion; replayable once by a direct read. */
   replay: ProcessResult | null;
-  /** Called when the job ends (waits in progress). */
-  readonly exitWaiters: Set<() => void>;
   endedAt(): number | null;
   readOnce(): boolean;
+}
+
+/** One reading of a session's job: what an answer says about the job, all of it from the same moment. */
+export interface SessionReading {
+  state: JobState;
+  figures: JobFigures;
+  /** Wall-clock time of the hard deadline once the process exists; null before. */
+  deadlineEpochMs: number | null;
+  /** Known from the spec while the job runs (the actor names its log after the job), from the result after. */
+  logPath: string | null;
+  nowEpochMs: number;
 }
 
 export function createSession(init: {
@@ -48,65 +57,66 @@ export function createSession(init: {
     ...init,
     onStall: init.onStall ?? "none",
     startedEpochMs: init.handle.requestedAtEpoch,
-    result: null,
-    ending: null,
-    stoppedBy: null,
-    stopping: false,
     replay: null,
-    exitWaiters: new Set(),
-    endedAt: () => session.result?.endedAt ?? null,
+    endedAt: () => session.handle.result()?.endedAt ?? null,
     readOnce: () => session.replay !== null,
   };
   return session;
 }
 
-/** The log path: known from the spec while running (the actor names its log after the job), from the result after. */
+/** Reads the session's job now. */
+export function readSession(session: ShellSession, nowEpochMs: number): SessionReading {
+  const { handle } = session;
+  const state = handle.state();
+  return { state, figures: handle.figures(), deadlineEpochMs: deadlineEpochOf(handle), logPath: logPathIn(handle, state), nowEpochMs };
+}
+
 export function logPathOf(session: ShellSession): string | null {
-  if (session.result !== null) return session.result.log.path;
-  return join(session.handle.spec.log.dir, session.handle.spec.id);
+  return logPathIn(session.handle, session.handle.state());
+}
+
+function logPathIn(handle: JobHandle, state: JobState): string | null {
+  return state.phase === "ended" ? state.result.log.path : join(handle.spec.log.dir, handle.spec.id);
 }
 
 /** Converts the handle's monotonic deadline into wall-clock time once it is known. */
-export function deadlineEpochOf(session: ShellSession): number | null {
-  const deadline = session.handle.deadline();
+function deadlineEpochOf(handle: JobHandle): number | null {
+  const deadline = handle.deadline();
   if (deadline === null) return null;
-  return session.handle.requestedAtEpoch + (deadline - session.handle.requestedAt);
+  return handle.requestedAtEpoch + (deadline - handle.requestedAt);
 }
 
-export function supervisionOf(session: ShellSession, nowEpochMs: number): Supervision {
-  const figures = session.handle.figures();
+export function supervisionOf(session: SessionSettings, reading: SessionReading): Supervision {
+  const { figures } = reading;
   return deriveSupervision({
-    result: session.result,
-    ending: session.ending,
-    stopping: session.stopping,
-    deadlineEpochMs: deadlineEpochOf(session),
-    starting: session.handle.phase() === "starting",
+    job: reading.state,
+    timeoutMs: session.timeoutMs,
+    deadlineEpochMs: reading.deadlineEpochMs,
     lastActivityEpochMs: figures.lastOutputEpochMs ?? session.startedEpochMs,
-    nowEpochMs,
+    nowEpochMs: reading.nowEpochMs,
     logBytes: figures.logBytes,
     logTruncated: figures.logTruncated,
-    stalled: session.result === null && figures.stalled,
-    waitingForInput: session.result === null && figures.waitingForInput,
+    stalled: figures.stalled,
+    waitingForInput: figures.waitingForInput,
   });
 }
 
-export function elapsedOf(session: ShellSession, nowEpochMs: number): number {
-  if (session.result !== null) return session.result.elapsedMs;
-  return Math.max(0, nowEpochMs - session.startedEpochMs);
+export function elapsedOf(session: SessionSettings, reading: SessionReading): number {
+  if (reading.state.phase === "ended") return reading.state.result.elapsedMs;
+  return Math.max(0, reading.nowEpochMs - session.startedEpochMs);
 }
 
-/** Records the terminal result on the session; returns the completion as the wake ledger sees it. */
-export function settleSession(session: ShellSession, result: ActorResult): CompletionInfo {
-  session.result = result;
-  session.stopping = false;
-  session.ending = describeEnding(result, session.stoppedBy, session.timeoutMs);
+/** The completion as the wake ledger and the codemode receipt see it. */
+export function completionOf(session: SessionSettings, ended: JobEnded): CompletionInfo {
+  const { result } = ended;
+  const ending = describeEnding(result, ended.stopBy, session.timeoutMs);
   return {
     sessionId: session.id,
     cmd: session.cmd,
-    status: session.ending.status,
+    status: ending.status,
     exitCode: result.exitCode,
     signal: result.signal,
-    failureReason: session.ending.failure?.reason ?? null,
+    failureReason: ending.failure?.reason ?? null,
     logPath: result.log.path,
     logTruncated: result.log.truncated,
     elapsedMs: result.elapsedMs,

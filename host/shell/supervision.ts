@@ -1,9 +1,10 @@
 /**
  * What a job's supervision looks like to the model: its state, why it stopped, its hard deadline, how long it has
- * been quiet, its log and whether its process group is known to be gone. Pure: derived from the terminal result
- * (or its absence) and a few observed numbers.
+ * been quiet, its log and whether its process group is known to be gone. Pure: derived from the job's state (its
+ * phase, who asked for a stop, its terminal result) and a few observed numbers.
  */
 import type { ActorResult } from "../../mailbox/protocol.ts";
+import type { JobState, StopRequester } from "../runtime-api.ts";
 
 export type SupervisionState = "starting" | "running" | "stopping" | "exited" | "failed" | "timed_out" | "stopped" | "log_quota" | "log_failed";
 export type StopReason = "timed_out" | "stopped" | "session_shutdown" | "log_quota" | "log_failed" | "spawn_failed" | "actor_crashed" | "actor_unresponsive";
@@ -37,7 +38,7 @@ export interface Ending {
   failure: Failure | null;
 }
 
-export function describeEnding(result: ActorResult, stoppedBy: "tool" | "session_shutdown" | null, timeoutMs: number): Ending {
+export function describeEnding(result: ActorResult, stopBy: StopRequester | null, timeoutMs: number): Ending {
   switch (result.cause) {
     case "exit":
       return { status: "exited", state: "exited", stopReason: null, failure: null };
@@ -50,7 +51,7 @@ export function describeEnding(result: ActorResult, stoppedBy: "tool" | "session
       };
     case "stopped":
     case "contract": {
-      const reason: StopReason = stoppedBy === "session_shutdown" ? "session_shutdown" : "stopped";
+      const reason: StopReason = stopBy === "session_shutdown" ? "session_shutdown" : "stopped";
       return { status: "stopped", state: "stopped", stopReason: reason, failure: null };
     }
     case "log_quota":
@@ -89,12 +90,23 @@ export function formatSeconds(ms: number): string {
   return Number.isInteger(s) ? `${s} s` : `${s.toFixed(3)} s`;
 }
 
+/** How the job ended, once it has; null while it runs. */
+export function endingOf(job: JobState, timeoutMs: number): Ending | null {
+  return job.phase === "ended" ? describeEnding(job.result, job.stopBy, timeoutMs) : null;
+}
+
+/**
+ * The status the tools report: how the job ended, else whether its process exists yet. A job being stopped is still
+ * `starting` or `running` here; its supervision says `stopping`.
+ */
+export function statusOf(job: JobState, timeoutMs: number): ProcessStatus {
+  return job.phase === "ended" ? describeEnding(job.result, job.stopBy, timeoutMs).status : job.phase;
+}
+
 export interface SupervisionInput {
-  result: ActorResult | null;
-  ending: Ending | null;
-  stopping: boolean;
-  /** The process does not exist yet (the job's actor has not published its spawn). */
-  starting: boolean;
+  job: JobState;
+  /** The job's hard lifetime, which a timeout's wording names. */
+  timeoutMs: number;
   deadlineEpochMs: number | null;
   /** Epoch ms of the last output (or of the start when there was none). */
   lastActivityEpochMs: number;
@@ -106,17 +118,21 @@ export interface SupervisionInput {
 }
 
 export function deriveSupervision(input: SupervisionInput): Supervision {
-  const { result, ending } = input;
+  const { job } = input;
+  const result = job.phase === "ended" ? job.result : null;
+  const ending = endingOf(job, input.timeoutMs);
+  const stopping = job.phase !== "ended" && job.stopBy !== null;
   const until = result === null ? input.nowEpochMs : result.endedAt;
   return {
-    state: ending?.state ?? (input.stopping ? "stopping" : input.starting ? "starting" : "running"),
+    state: ending?.state ?? (stopping ? "stopping" : job.phase === "starting" ? "starting" : "running"),
     stop_reason: ending?.stopReason ?? null,
     deadline_utc: input.deadlineEpochMs === null ? null : new Date(input.deadlineEpochMs).toISOString(),
     quiet_ms: Math.max(0, Math.round(until - input.lastActivityEpochMs)),
     log_bytes: result?.log.bytes ?? input.logBytes,
     log_truncated: result?.log.truncated ?? input.logTruncated,
-    cleanup: result !== null ? result.cleanup : input.stopping ? "pending" : "none",
-    stalled: input.stalled ?? false,
-    waiting_for_input: input.waitingForInput ?? false,
+    cleanup: result !== null ? result.cleanup : stopping ? "pending" : "none",
+    // A flag of a running job: an ended one is neither.
+    stalled: result === null && (input.stalled ?? false),
+    waiting_for_input: result === null && (input.waitingForInput ?? false),
   };
 }

@@ -11,6 +11,7 @@ import { structuredResult } from "../monitor/report.ts";
 import type { ShellService } from "../shell/service.ts";
 import type { ShellSession } from "../shell/session.ts";
 import { listeningOf, refreshSoon } from "../shell/listening.ts";
+import { endingOf } from "../shell/supervision.ts";
 import { monitorConfigFields, monitorHeadFields, monitorPayloadFields, monitorTone } from "../../ui/monitor-fields.ts";
 import { createGroupSampler, type GroupSampler, UNKNOWN_RESOURCES } from "./group-resources.ts";
 import { RateTracker } from "./rates.ts";
@@ -102,27 +103,24 @@ export function createSnapshotBuilder(
     return view;
   }
 
-  function shellTone(session: ShellSession): Tone {
-    const ending = session.ending;
-    if (session.result === null || ending === null) return "pending";
-    if (ending.status === "stopped") return "stopped";
-    return ending.status === "exited" && session.result.exitCode === 0 ? "success" : "error";
-  }
-
   function shellView(session: ShellSession, request: SnapshotRequest, nowEpoch: number): JobView {
     const key = `shell:${session.id}`;
-    const result = session.result;
-    const ending = session.ending;
+    const state = session.handle.state();
+    const ending = endingOf(state, session.timeoutMs);
+    const result = state.phase === "ended" ? state.result : null;
     const running = result === null || ending === null;
+    const stopping = state.phase !== "ended" && state.stopBy !== null;
     const head: DetailField[] = [];
+    let tone: Tone = "pending";
     if (!running) {
+      tone = ending.status === "stopped" ? "stopped" : ending.status === "exited" && result.exitCode === 0 ? "success" : "error";
       if (result.exitCode !== null) head.push({ label: "Exit code", value: String(result.exitCode), layout: "inline" });
       if (result.signal !== null) head.push({ label: "Signal", value: result.signal, layout: "inline" });
       if (ending.failure !== null) head.push({ label: "Reason", value: `${ending.failure.reason}: ${ending.failure.message}`, layout: "inline" });
       else if (ending.stopReason !== null) head.push({ label: "Reason", value: ending.stopReason, layout: "inline" });
       if (result.cleanup !== "confirmed") head.push({ label: "Warning", value: "the process group was not confirmed gone", layout: "inline" });
       if (result.log.truncated) head.push({ label: "Warning", value: "the log is truncated", layout: "inline" });
-    } else if (session.stopping) {
+    } else if (stopping) {
       head.push({ label: "Reason", value: "stopping", layout: "inline" });
     } else {
       const figures = session.handle.figures();
@@ -138,8 +136,8 @@ export function createSnapshotBuilder(
       id: String(session.id),
       title: session.cmd,
       running,
-      status: running ? (session.stopping ? "stopping" : session.handle.phase() === "starting" ? "starting" : "running") : ending.status,
-      tone: shellTone(session),
+      status: running ? (stopping ? "stopping" : state.phase) : ending.status,
+      tone,
       elapsedMs: result?.elapsedMs ?? Math.max(0, nowEpoch - session.startedEpochMs),
       head,
       body: [
@@ -169,9 +167,9 @@ export function createSnapshotBuilder(
   function shellSessions(): ShellSession[] {
     const registered = sources.shell()?.state.registry.all() ?? [];
     for (const session of registered) if (known.get(session.id) !== session) known.set(session.id, session);
-    const finished = [...known.values()].filter((session) => session.result !== null);
+    const finished = [...known.values()].filter((session) => session.endedAt() !== null);
     if (finished.length > SHELL_HISTORY_LIMIT) {
-      finished.sort((a, b) => (a.result?.endedAt ?? 0) - (b.result?.endedAt ?? 0));
+      finished.sort((a, b) => (a.endedAt() ?? 0) - (b.endedAt() ?? 0));
       for (const old of finished.slice(0, finished.length - SHELL_HISTORY_LIMIT)) known.delete(old.id);
     }
     return [...known.values()];
@@ -189,7 +187,7 @@ export function createSnapshotBuilder(
     for (const session of shellSessions()) {
       const view = shellView(session, request, nowEpoch);
       if (view.running) running.push(view);
-      else finished.push({ view, endedAt: session.result?.endedAt ?? 0 });
+      else finished.push({ view, endedAt: session.endedAt() ?? 0 });
     }
     running.sort((a, b) => b.elapsedMs - a.elapsedMs);
     finished.sort((a, b) => b.endedAt - a.endedAt);
@@ -204,7 +202,7 @@ export function createSnapshotBuilder(
       jobs.push({ kind: "monitor", title: record.description, elapsedMs: nowEpoch - record.job.requestedAtEpoch, at: record.job.requestedAtEpoch });
     }
     for (const session of shellSessions()) {
-      if (session.result !== null) continue;
+      if (session.handle.phase() === "ended") continue;
       jobs.push({ kind: "shell", title: session.cmd, elapsedMs: nowEpoch - session.startedEpochMs, at: session.startedEpochMs });
     }
     return jobs.sort((a, b) => a.at - b.at).map(({ kind, title, elapsedMs }) => ({ kind, title, elapsedMs: Math.max(0, elapsedMs) }));
@@ -220,7 +218,7 @@ export function createSnapshotBuilder(
     }
     const shell = sources.shell();
     const session = shell?.state.registry.get(Number(id));
-    if (shell === null || shell === undefined || session === undefined || session.result !== null) return `shell job ${id} is not running`;
+    if (shell === null || shell === undefined || session === undefined || session.handle.phase() === "ended") return `shell job ${id} is not running`;
     const answer = await shell.kill({ session_id: Number(id) }, { toolCallId: "monitor-console", cwd: session.cwd });
     return answer.killed ? `stopped shell job ${id}` : `shell job ${id}: ${answer.message}`;
   }

@@ -1,5 +1,6 @@
 /**
- * A job's lifecycle on real processes: honest `starting`, a stop during `starting` that leaves nothing, control calls
+ * A job's lifecycle on real processes: honest `starting`, one state that says who asked for a stop and tells the end
+ * before anything else hears of it, a stop during `starting` that leaves nothing, control calls
  * that answer on a machine whose cores are both busy, and a quit in the middle of a burst that leaves no process.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -61,6 +62,46 @@ describe("starting is its own state", () => {
     const listed = service.list({});
     expect(listed.active_count).toBe(6);
     await service.stopAll();
+  });
+});
+
+describe("one state, owned by the job", () => {
+  it("names who asked for the stop from the request on, and tells its end before `done` does", async () => {
+    runtime = runtimeFor();
+    const job = runtime.start(shellJob("sleep 30", { killGraceMs: 500 }));
+    await waitFor(() => job.phase() === "running", 60_000, "spawn");
+    expect(job.state()).toEqual({ phase: "running", stopBy: null });
+    const heard: string[] = [];
+    job.onEnd((ended) => heard.push(`end by ${ended.stopBy}`));
+    void job.done.then(() => heard.push("done"));
+    const stopped = job.stop("SIGTERM", { by: "session_shutdown" });
+    // The process exists until the actor has stopped it: still running, and being stopped.
+    expect(job.state()).toEqual({ phase: "running", stopBy: "session_shutdown" });
+    // A later request does not change who asked first.
+    void job.stop("SIGTERM", { by: "tool" });
+    const result = await stopped;
+    expect(job.state()).toEqual({ phase: "ended", result, stopBy: "session_shutdown" });
+    expect(heard).toEqual(["end by session_shutdown", "done"]);
+    // A listener added after the end is told at once.
+    const late: (string | null)[] = [];
+    job.onEnd((ended) => late.push(ended.stopBy));
+    expect(late).toEqual(["session_shutdown"]);
+  });
+
+  it("a job that ends on its own was stopped by nobody; a stop while starting ends it at once, by its requester", async () => {
+    runtime = runtimeFor();
+    const own = runtime.start(shellJob("exit 3"));
+    const result = await own.done;
+    expect(own.state()).toEqual({ phase: "ended", result, stopBy: null });
+    const cancelled = runtime.start(shellJob("sleep 30"));
+    expect(cancelled.state()).toEqual({ phase: "starting", stopBy: null });
+    void cancelled.stop("SIGTERM", { by: "tool" });
+    const state = cancelled.state();
+    // Cancelled before it spawned (ended at once), or being stopped while its process is spawned.
+    if (state.phase === "ended") expect(state).toMatchObject({ stopBy: "tool", result: { cause: "stopped" } });
+    else expect(state.stopBy).toBe("tool");
+    await expect(cancelled.done).resolves.toMatchObject({ cause: "stopped" });
+    expect(cancelled.state()).toMatchObject({ phase: "ended", stopBy: "tool" });
   });
 });
 

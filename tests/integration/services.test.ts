@@ -93,6 +93,21 @@ describe("exec_command ready", () => {
     expect(r.wait_status).toBe("deadline");
   });
 
+  it("a ready wait ends early on steering and on cancellation, and the job keeps running", async () => {
+    const never = { cmd: "sleep 600", ready: { pattern: "never printed" } };
+    const steering = service.exec(never, call());
+    setTimeout(() => service.steer(), 300);
+    const steered = await steering;
+    expect(steered).toMatchObject({ wait_status: "steered", ready: { status: "not_ready" } });
+    expect(["starting", "running"]).toContain(steered.status);
+    const controller = new AbortController();
+    const cancelling = service.exec(never, { ...call(), signal: controller.signal });
+    setTimeout(() => controller.abort(), 300);
+    const cancelled = await cancelling;
+    expect(cancelled).toMatchObject({ wait_status: "cancelled", output: "", ready: { status: "not_ready" } });
+    for (const r of [steered, cancelled]) expect((await sessionView(r.session_id!))?.status).toMatch(/^(starting|running)$/);
+  });
+
   it("reports exited when the job ends before it is ready", async () => {
     const r = await service.exec({ cmd: "echo nope; exit 2", ready: { pattern: "never printed" } }, call());
     expect(r).toMatchObject({ status: "exited", exit_code: 2, running: false, wait_status: "completed" });

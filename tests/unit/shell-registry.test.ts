@@ -27,4 +27,19 @@ describe("SessionRegistry", () => {
     expect(registry.removedLog(4)).toBe("/log4");
     expect(registry.removedLog(99)).toBeUndefined();
   });
+  it("says why a session is missing: gone with its log, or never known (naming the known ones)", () => {
+    const registry = new SessionRegistry(3);
+    registry.add(record(1, null));
+    registry.add(record(2, 100));
+    registry.remove(2, "/log2");
+    expect(registry.missing("write_stdin", 2)).toBe(
+      "write_stdin: session_id 2 is no longer registered (collected, stopped or evicted); its log remains at /log2",
+    );
+    registry.add(record(3, 100));
+    registry.remove(3, null);
+    expect(registry.missing("kill_session", 3)).toMatch(/its log remains at \(no log\)$/);
+    expect(registry.missing("set_on_exit", 9)).toBe("set_on_exit: unknown session_id 9; known sessions: 1");
+    registry.clear();
+    expect(registry.missing("set_on_exit", 9)).toBe("set_on_exit: unknown session_id 9; known sessions: none");
+  });
 });

@@ -24,9 +24,9 @@ function actorResult(extra: Partial<ActorResult>): ActorResult {
 
 describe("supervision", () => {
   it("describes running, stopping and each ending", () => {
-    const running = deriveSupervision({ result: null, ending: null, stopping: false, starting: false, deadlineEpochMs: 0, lastActivityEpochMs: 500, nowEpochMs: 1500, logBytes: 3, logTruncated: false });
+    const running = deriveSupervision({ job: { phase: "running", stopBy: null }, timeoutMs: 1000, deadlineEpochMs: 0, lastActivityEpochMs: 500, nowEpochMs: 1500, logBytes: 3, logTruncated: false });
     expect(running).toEqual({ state: "running", stop_reason: null, deadline_utc: "1970-01-01T00:00:00.000Z", quiet_ms: 1000, log_bytes: 3, log_truncated: false, cleanup: "none", stalled: false, waiting_for_input: false });
-    const stopping = deriveSupervision({ result: null, ending: null, stopping: true, starting: false, deadlineEpochMs: null, lastActivityEpochMs: 0, nowEpochMs: 0, logBytes: 0, logTruncated: false });
+    const stopping = deriveSupervision({ job: { phase: "running", stopBy: "tool" }, timeoutMs: 1000, deadlineEpochMs: null, lastActivityEpochMs: 0, nowEpochMs: 0, logBytes: 0, logTruncated: false });
     expect(stopping).toMatchObject({ state: "stopping", cleanup: "pending" });
     expect(describeEnding(actorResult({ cause: "timeout" }), null, 2000)).toMatchObject({ status: "timed_out", state: "timed_out", stopReason: "timed_out" });
     expect(describeEnding(actorResult({ cause: "stopped" }), "tool", 1)).toMatchObject({ status: "stopped", stopReason: "stopped" });

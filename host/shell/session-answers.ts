@@ -1,0 +1,102 @@
+/**
+ * What list_sessions, set_on_exit and kill_session answer, and the codemode receipt's line per session, each built
+ * from one reading of the session's job. Pure.
+ */
+import { completionPhrase, type ReceiptLine } from "./notices.ts";
+import type { KillResult, ListResult, SessionEntryView, SetOnExitResult } from "./result.ts";
+import { completionOf, elapsedOf, supervisionOf, type SessionReading, type SessionSettings } from "./session.ts";
+import { endingOf, statusOf } from "./supervision.ts";
+
+/** One session in list_sessions. `listening`: the ports as last read (undefined: never read). */
+export function sessionEntry(
+  session: SessionSettings,
+  reading: SessionReading,
+  known: { collected: boolean; listening: number[] | null | undefined },
+): SessionEntryView {
+  const status = statusOf(reading.state, session.timeoutMs);
+  const result = reading.state.phase === "ended" ? reading.state.result : null;
+  return {
+    session_id: session.id,
+    cmd: session.cmd,
+    tty: session.tty,
+    running: status === "running",
+    status,
+    exit_code: result?.exitCode ?? null,
+    signal: result?.signal ?? null,
+    on_exit: session.onExit,
+    collected: known.collected,
+    output_bytes_total: reading.figures.bytes,
+    output_pending_bytes: reading.figures.unreadBytes,
+    started_utc: new Date(session.startedEpochMs).toISOString(),
+    elapsed_ms: elapsedOf(session, reading),
+    log_path: reading.logPath,
+    supervision: supervisionOf(session, reading),
+    ...(status === "running" && known.listening !== undefined ? { listening: known.listening } : {}),
+  };
+}
+
+export function listAnswer(sessions: SessionEntryView[]): ListResult {
+  const active = sessions.filter((s) => s.status === "starting" || s.running).length;
+  const completed = sessions.length - active;
+  return { operation: "list_sessions", active_count: active, completed_count: completed, just_exited_count: completed, sessions };
+}
+
+export function setOnExitAnswer(
+  session: SessionSettings,
+  reading: SessionReading,
+  change: Pick<SetOnExitResult, "previous_on_exit" | "effect">,
+): SetOnExitResult {
+  const ending = endingOf(reading.state, session.timeoutMs);
+  return {
+    operation: "set_on_exit",
+    session_id: session.id,
+    cmd: session.cmd,
+    on_exit: session.onExit,
+    previous_on_exit: change.previous_on_exit,
+    running: ending === null,
+    status: ending?.status ?? "running",
+    effect: change.effect,
+  };
+}
+
+export function killAnswer(
+  session: SessionSettings,
+  reading: SessionReading,
+  outcome: Pick<KillResult, "signal" | "already_exited" | "killed" | "message">,
+): KillResult {
+  const result = reading.state.phase === "ended" ? reading.state.result : null;
+  const ending = endingOf(reading.state, session.timeoutMs);
+  const supervision = supervisionOf(session, reading);
+  // A kill that could not confirm the stop of a job that still runs says so, whatever the job's own supervision says.
+  const cleanup = !outcome.killed && result === null ? "unconfirmed" : supervision.cleanup;
+  return {
+    operation: "kill_session",
+    session_id: session.id,
+    cmd: session.cmd,
+    signal: outcome.signal,
+    killed: outcome.killed,
+    escalated: result?.escalated ?? false,
+    already_exited: outcome.already_exited,
+    status: ending?.status ?? "running",
+    running: result === null,
+    exit_code: result?.exitCode ?? null,
+    exit_signal: result?.signal ?? null,
+    log_path: reading.logPath,
+    supervision: { ...supervision, cleanup },
+    cleanup,
+    message: outcome.message,
+  };
+}
+
+/** The receipt's line for a session the script touched that is still registered. */
+export function receiptLine(session: SessionSettings, reading: SessionReading, replayable: boolean): ReceiptLine {
+  const { state } = reading;
+  return {
+    sessionId: session.id,
+    state: state.phase === "ended" ? completionPhrase(completionOf(session, state)) : "running",
+    running: state.phase !== "ended",
+    logPath: reading.logPath,
+    replayable,
+    gone: false,
+  };
+}

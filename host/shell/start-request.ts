@@ -1,0 +1,25 @@
+/**
+ * The job an exec_command starts: its validated request as the runtime's start request. Pure.
+ */
+import type { StartRequest } from "../runtime-api.ts";
+import { DEFAULT_PTY_SIZE, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "./limits.ts";
+import type { ExecRequest } from "./validate.ts";
+
+/** Characters of the command in the job's label, which the console and /jobs show on one line. */
+const LABEL_COMMAND_CHARS = 80;
+
+export function startRequestOf(request: ExecRequest, cwd: string, limits: { killGraceMs: number; logMaxBytes: number }): StartRequest {
+  return {
+    kind: "shell",
+    command: request.cmd,
+    ...(request.shell !== null ? { shell: request.shell } : {}),
+    cwd,
+    io: request.tty ? { kind: "pty", cols: DEFAULT_PTY_SIZE.cols, rows: DEFAULT_PTY_SIZE.rows } : { kind: "pipes", stdin: true },
+    timeoutMs: request.timeoutMs,
+    killGraceMs: limits.killGraceMs,
+    log: { maxBytes: limits.logMaxBytes, onQuota: "stop" },
+    unread: { headBytes: OUTPUT_HEAD_BYTES, tailBytes: OUTPUT_TAIL_BYTES },
+    label: `shell: ${request.cmd.slice(0, LABEL_COMMAND_CHARS)}`,
+    ...(request.ready !== null || request.stallMs !== null ? { watch: { ready: request.ready, stallMs: request.stallMs } } : {}),
+  };
+}
