@@ -1,21 +1,23 @@
 /**
  * The data plane: what output costs Pi's thread. Every scenario runs in a fresh child process (so host RSS growth is
- * that process's own), once with the checkout's workers (TypeScript source) and once with the compiled workers an
- * installed copy runs (dist/), side by side with a naive main-thread reader and the raw command in the same run.
+ * that process's own), once with the checkout and once with the installed copy (bench/copy.ts), side by side with a
+ * naive main-thread reader and the raw command in the same run.
  *
  * - floods: N concurrent `seq 1 2000000` through monitors; host event-loop delay p99 / max and host RSS growth.
  * - sentinel: `seq 1 2000000; echo __DONE__` until the result is known, through a monitor and through exec_command.
  * - 1 GiB: through a monitor in exit mode, and the raw pipeline, with host RSS growth.
  *
- * `node bench/dataplane.ts --scenario=<name> --workers=source|dist` runs one scenario and prints its JSON.
+ * `node bench/dataplane.ts --scenario=<name> --copy=checkout|installed` runs one scenario and prints its JSON (the
+ * baselines, `idle` and `naive*`, take no copy); `node bench/dataplane.ts --only=<name>,…` runs a subset of the
+ * scenarios, each in its child processes.
  */
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
-import { createShellState } from "../host/shell/state.ts";
-import { ShellService } from "../host/shell/service.ts";
-import { installedRuntime, closeRuntime, ms, monitorRequest, round, sampled, sleep, type Row } from "./shared.ts";
+import { COPIES, copyArgument, copyLabel, loadCopy, type Copy, type LoadedCopy } from "./copy.ts";
+import { installedPackage, removeInstalledPackage } from "./installed.ts";
+import { closeRuntime, ms, monitorRequest, repetitions, round, sampled, sleep, type Row } from "./shared.ts";
 
 const FLOOD = "seq 1 2000000";
 const SENTINEL = "seq 1 2000000; echo __DONE__";
@@ -23,6 +25,9 @@ const GIB = "head -c 1073741824 /dev/zero | tr '\\0' a | fold -w 99; echo; echo 
 
 type Scenario = "idle" | "floods8" | "floods64" | "naive8" | "naive64" | "sentinel" | "gib";
 const SCENARIOS: readonly Scenario[] = ["idle", "floods8", "naive8", "floods64", "naive64", "sentinel", "gib"];
+/** Scenarios without pi-jobs: measured once, with no copy loaded. */
+const BASELINES: readonly Scenario[] = ["idle", "naive8", "naive64"];
+const SENTINEL_ITERATIONS = repetitions(7, 1);
 
 interface Delay {
   p99: number;
@@ -83,8 +88,8 @@ function naive(command: string): Promise<number> {
   });
 }
 
-async function floods(count: number): Promise<Delay> {
-  const runtime = installedRuntime({ warm: 2 });
+async function floods(pkg: LoadedCopy, count: number): Promise<Delay> {
+  const runtime = pkg.runtime({ warm: 2 });
   try {
     // The threads exist before the window opens: this measures floods, not thread starts.
     await Promise.all(Array.from({ length: count }, () => runtime.start(monitorRequest("true")).done));
@@ -107,12 +112,12 @@ async function naiveFloods(count: number): Promise<Delay> {
 
 const DONE_CONTRACT = { resultPattern: "__DONE__", failurePattern: null, completion: "match" as const };
 
-async function sentinel(): Promise<Sentinel> {
-  const runtime = installedRuntime({ warm: 2 });
-  const shell = new ShellService(createShellState(), { runtime: () => runtime, killGraceMs: 500 });
+async function sentinel(pkg: LoadedCopy): Promise<Sentinel> {
+  const runtime = pkg.runtime({ warm: 2 });
+  const shell = new pkg.ShellService(pkg.createShellState(), { runtime: () => runtime, killGraceMs: 500 });
   let calls = 0;
   try {
-    const iterations = 7;
+    const iterations = SENTINEL_ITERATIONS;
     const rawMs = await sampled("raw", iterations, 1, () => raw(SENTINEL));
     const naiveMs = await sampled("naive", iterations, 1, () => naive(SENTINEL));
     const monitorMs = await sampled("monitor", iterations, 1, async () => {
@@ -135,9 +140,9 @@ async function sentinel(): Promise<Sentinel> {
   }
 }
 
-async function gib(): Promise<Gib> {
+async function gib(pkg: LoadedCopy): Promise<Gib> {
   const rawMs = await raw(GIB);
-  const runtime = installedRuntime({ warm: 2 });
+  const runtime = pkg.runtime({ warm: 2 });
   try {
     await runtime.start(monitorRequest("true")).done;
     const measured = await window(async () => {
@@ -150,54 +155,58 @@ async function gib(): Promise<Gib> {
   }
 }
 
+/** Runs one scenario in this process; the scenarios that measure pi-jobs load the copy `--copy=` names. */
 async function runScenario(name: Scenario): Promise<unknown> {
+  const pkg = (): Promise<LoadedCopy> => loadCopy(copyArgument());
   switch (name) {
     case "idle":
       return (({ value: _v, ...delay }) => delay)(await window(() => sleep(1000)));
-    case "floods8":
-      return floods(8);
-    case "floods64":
-      return floods(64);
     case "naive8":
       return naiveFloods(8);
     case "naive64":
       return naiveFloods(64);
+    case "floods8":
+      return floods(await pkg(), 8);
+    case "floods64":
+      return floods(await pkg(), 64);
     case "sentinel":
-      return sentinel();
+      return sentinel(await pkg());
     case "gib":
-      return gib();
+      return gib(await pkg());
   }
 }
 
-// ── The parent: one child process per scenario and worker variant ──────────────────────────────────────────────
+// ── The parent: one child process per scenario and copy ──────────────────────────────────────────────
 
 export interface DataPlaneResult {
-  source: Record<string, unknown>;
-  dist: Record<string, unknown>;
+  /** The scenarios without pi-jobs (idle host, naive reader). */
+  baseline: Record<string, unknown>;
+  checkout: Record<string, unknown>;
+  installed: Record<string, unknown>;
 }
 
-function child(scenario: Scenario, workers: "source" | "dist"): Promise<unknown> {
+async function child(scenario: Scenario, copy: Copy | null): Promise<unknown> {
+  // The child finds the run's install through the environment it inherits.
+  if (copy === "installed") await installedPackage();
   return new Promise((resolve, reject) => {
     const script = fileURLToPath(import.meta.url);
-    const env = { ...process.env, PI_JOBS_CHECK_MESSAGES: "0", ...(workers === "dist" ? { PI_JOBS_WORKERS: "dist" } : {}) };
-    const proc = spawn(process.execPath, [script, `--scenario=${scenario}`], { env, stdio: ["ignore", "pipe", "inherit"] });
+    const args = [script, `--scenario=${scenario}`, ...(copy === null ? [] : [`--copy=${copy}`])];
+    const proc = spawn(process.execPath, args, { env: { ...process.env, PI_JOBS_CHECK_MESSAGES: "0" }, stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     proc.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
     proc.once("close", (code) => {
-      if (code !== 0) return reject(new Error(`dataplane scenario ${scenario} (${workers}) exited with ${code}`));
+      if (code !== 0) return reject(new Error(`dataplane scenario ${scenario} (${copy ?? "baseline"}) exited with ${code}`));
       resolve(JSON.parse(out.trim().split("\n").at(-1)!));
     });
   });
 }
 
 export async function benchDataPlane(only: readonly Scenario[] = SCENARIOS): Promise<DataPlaneResult> {
-  const result: DataPlaneResult = { source: {}, dist: {} };
+  const result: DataPlaneResult = { baseline: {}, checkout: {}, installed: {} };
   for (const scenario of only) {
-    for (const workers of ["source", "dist"] as const) {
-      // The naive reader and the idle host have no workers: measured once.
-      if (workers === "dist" && (scenario === "idle" || scenario.startsWith("naive"))) continue;
-      console.error(`  … dataplane ${scenario} (${workers} workers)`);
-      result[workers][scenario] = await child(scenario, workers);
+    for (const copy of BASELINES.includes(scenario) ? [null] : COPIES) {
+      console.error(`  … dataplane ${scenario} (${copy ?? "baseline"})`);
+      result[copy ?? "baseline"][scenario] = await child(scenario, copy);
       await sleep(500);
     }
   }
@@ -207,12 +216,12 @@ export async function benchDataPlane(only: readonly Scenario[] = SCENARIOS): Pro
 export function dataPlaneRows(result: DataPlaneResult): Row[] {
   const rows: Row[] = [];
   const delay = (d: Delay | undefined) => (d ? `p99 ${d.p99.toFixed(1)} / max ${d.max.toFixed(1)} ms; host RSS +${d.rssGrowthMiB.toFixed(0)} MiB` : "—");
-  const naive8 = result.source.naive8 as Delay | undefined;
-  const naive64 = result.source.naive64 as Delay | undefined;
-  for (const workers of ["dist", "source"] as const) {
-    const label = workers === "dist" ? "installed workers (dist/)" : "checkout workers (source)";
-    const f8 = result[workers].floods8 as Delay | undefined;
-    const f64 = result[workers].floods64 as Delay | undefined;
+  const naive8 = result.baseline.naive8 as Delay | undefined;
+  const naive64 = result.baseline.naive64 as Delay | undefined;
+  for (const copy of COPIES) {
+    const label = copyLabel(copy);
+    const f8 = result[copy].floods8 as Delay | undefined;
+    const f64 = result[copy].floods64 as Delay | undefined;
     if (f8) {
       rows.push({
         benchmark: "8 × `seq 1 2000000` floods: host event loop",
@@ -225,17 +234,17 @@ export function dataPlaneRows(result: DataPlaneResult): Row[] {
     if (f64) {
       rows.push({ benchmark: "64 × `seq 1 2000000` floods: host event loop", variant: `pi-jobs monitors, ${label}`, result: delay(f64), target: "p99 ≤ 10 ms", met: f64.p99 <= 10 });
     }
-    const s = result[workers].sentinel as Sentinel | undefined;
+    const s = result[copy].sentinel as Sentinel | undefined;
     if (s) {
       rows.push({
-        benchmark: "one flood to a sentinel (median of 7)",
+        benchmark: `one flood to a sentinel (median of ${SENTINEL_ITERATIONS})`,
         variant: `${label}: raw ${ms(s.raw)}, naive ${ms(s.naive)}`,
         result: `monitor ${ms(s.monitor)} = ${(s.monitor / s.raw).toFixed(2)}× raw; exec_command ${ms(s.shell)} = ${(s.shell / s.raw).toFixed(2)}× raw`,
         target: "monitor ≤ 2.0×, shell ≤ 1.5× raw",
         met: s.monitor / s.raw <= 2 && s.shell / s.raw <= 1.5,
       });
     }
-    const g = result[workers].gib as Gib | undefined;
+    const g = result[copy].gib as Gib | undefined;
     if (g) {
       rows.push({
         benchmark: "1 GiB through a monitor (exit mode)",
@@ -248,22 +257,35 @@ export function dataPlaneRows(result: DataPlaneResult): Row[] {
   }
   if (naive8) rows.push({ benchmark: "8 floods, naive main-thread reader", variant: "baseline", result: delay(naive8), target: "baseline", met: null });
   if (naive64) rows.push({ benchmark: "64 floods, naive main-thread reader", variant: "baseline", result: delay(naive64), target: "baseline", met: null });
-  const idle = result.source.idle as Delay | undefined;
+  const idle = result.baseline.idle as Delay | undefined;
   if (idle) rows.push({ benchmark: "idle host, for reference", variant: "no jobs", result: delay(idle), target: "—", met: null });
   return rows;
 }
 
+function scenarioNamed(name: string): Scenario {
+  if (!(SCENARIOS as readonly string[]).includes(name)) throw new Error(`unknown dataplane scenario "${name}"; known: ${SCENARIOS.join(", ")}`);
+  return name as Scenario;
+}
+
 const scenarioArg = process.argv.find((arg) => arg.startsWith("--scenario="));
 if (scenarioArg) {
-  const name = scenarioArg.slice("--scenario=".length) as Scenario;
-  if (!SCENARIOS.includes(name)) throw new Error(`unknown scenario ${name}; known: ${SCENARIOS.join(", ")}`);
-  const value = await runScenario(name);
+  let value: unknown;
+  try {
+    value = await runScenario(scenarioNamed(scenarioArg.slice("--scenario=".length)));
+  } finally {
+    // Only when run on its own: a child of a run leaves the run's install to its parent.
+    await removeInstalledPackage();
+  }
   const rounded = JSON.parse(JSON.stringify(value, (_k, v: unknown) => (typeof v === "number" ? round(v, 2) : v)));
   console.log(JSON.stringify(rounded));
   process.exit(0);
 } else if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice(7).split(",") as Scenario[] | undefined;
-  const result = await benchDataPlane(only ?? SCENARIOS);
-  console.log(JSON.stringify(result, null, 2));
-  for (const row of dataPlaneRows(result)) console.log(`| ${row.benchmark} | ${row.variant} | ${row.result} | ${row.target} |`);
+  const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length).split(",").map(scenarioNamed);
+  try {
+    const result = await benchDataPlane(only ?? SCENARIOS);
+    console.log(JSON.stringify(result, null, 2));
+    for (const row of dataPlaneRows(result)) console.log(`| ${row.benchmark} | ${row.variant} | ${row.result} | ${row.target} |`);
+  } finally {
+    await removeInstalledPackage();
+  }
 }

@@ -1,29 +1,30 @@
 /**
  * Lifecycle: what a job costs from the start call to its result, beside a plain `child_process.spawn` of the same
- * command measured in the same run, with workers from TypeScript source (a checkout) and compiled (as installed).
+ * command measured in the same run, for the checkout and for the installed copy (bench/copy.ts).
  *
  * - start → result: 30 sequential `echo DONE` on a warm pool (shell jobs and monitors), and the spawn → 'close' of
  *   the same command;
  * - first job on a warm thread: a fresh runtime, its warm threads started and given time to load, then one job;
  * - burst: 64 jobs started in one tick, until all 64 processes exist (the `spawned` state), on a fresh runtime and
  *   again on the same runtime right after (its threads kept from the first burst), beside 64 plain spawns;
- * - short jobs: `BENCH_SHORT_JOBS` (default 10,000) monitors of `echo`, 32 at a time: wall time and CPU (this
- *   process's threads plus its reaped children), beside plain spawns of the same.
+ * - short jobs: `BENCH_SHORT_JOBS` (default 10,000; 50 under `BENCH_QUICK=1`) monitors of `echo`, 32 at a time:
+ *   wall time and CPU (this process's threads plus its reaped children), beside plain spawns of the same.
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import type { JobHandle } from "../host/runtime-api.ts";
 import type { SupervisedRuntime } from "../host/runtime.ts";
-import { withCompiledWorkers } from "./compiled.ts";
-import { installedRuntime, closeRuntime, jobRequest, monitorRequest, ms, round, sleep, summarize, waitFor, type Row, type Summary } from "./shared.ts";
+import { COPIES, copyLabel, loadCopy, type Copy, type LoadedCopy } from "./copy.ts";
+import { removeInstalledPackage } from "./installed.ts";
+import { closeRuntime, jobRequest, monitorRequest, ms, repetitions, round, sleep, summarize, waitFor, type Row, type Summary } from "./shared.ts";
 
-const SEQUENTIAL = 30;
-const FIRST_ON_WARM = 5;
+const SEQUENTIAL = repetitions(30, 3);
+const FIRST_ON_WARM = repetitions(5, 1);
 const BURST = 64;
-const BURST_REPEATS = 2;
+const BURST_REPEATS = repetitions(2, 1);
 const SHORT_CONCURRENCY = 32;
-const shortJobs = (): number => Number(process.env.BENCH_SHORT_JOBS ?? 10_000);
+const shortJobs = (): number => Number(process.env.BENCH_SHORT_JOBS ?? repetitions(10_000, 50));
 
 export const TARGETS = {
   startToResult: 1.5,
@@ -40,7 +41,7 @@ export interface CpuWall {
 }
 
 export interface LifecycleVariant {
-  workers: "source" | "compiled";
+  copy: Copy;
   shellStartToResult: Summary;
   monitorStartToResult: Summary;
   firstOnWarm: Summary;
@@ -106,18 +107,18 @@ async function sequential(runtime: SupervisedRuntime, kind: "shell" | "monitor")
 }
 
 /** A fresh runtime whose warm threads have had time to load, so the measured start is the first on its thread. */
-async function loadedRuntime(): Promise<SupervisedRuntime> {
-  const runtime = installedRuntime();
+async function loadedRuntime(pkg: LoadedCopy): Promise<SupervisedRuntime> {
+  const runtime = pkg.runtime();
   runtime.warmUp();
   await waitFor(() => runtime.threads() >= 2, 30_000, "warm threads");
   await sleep(1500);
   return runtime;
 }
 
-async function firstOnWarm(): Promise<Summary> {
+async function firstOnWarm(pkg: LoadedCopy): Promise<Summary> {
   const samples: number[] = [];
   for (let i = 0; i < FIRST_ON_WARM; i += 1) {
-    const runtime = await loadedRuntime();
+    const runtime = await loadedRuntime(pkg);
     try {
       samples.push(await startToResult(runtime, "monitor"));
     } finally {
@@ -140,11 +141,11 @@ async function burst(runtime: SupervisedRuntime): Promise<number> {
   return took;
 }
 
-async function bursts(): Promise<{ fresh: Summary; again: Summary }> {
+async function bursts(pkg: LoadedCopy): Promise<{ fresh: Summary; again: Summary }> {
   const fresh: number[] = [];
   const again: number[] = [];
   for (let i = 0; i < BURST_REPEATS; i += 1) {
-    const runtime = await loadedRuntime();
+    const runtime = await loadedRuntime(pkg);
     try {
       fresh.push(await burst(runtime));
       await sleep(500);
@@ -185,8 +186,8 @@ async function cpuWall(count: number, run: () => Promise<void>): Promise<CpuWall
   return { jobs: count, wallMs: round(performance.now() - began), cpuMs: round(cpuMs() - cpuBefore) };
 }
 
-async function shortMonitors(): Promise<CpuWall> {
-  const runtime = await loadedRuntime();
+async function shortMonitors(pkg: LoadedCopy): Promise<CpuWall> {
+  const runtime = await loadedRuntime(pkg);
   try {
     return await cpuWall(shortJobs(), async () => {
       const result = await runtime.start(monitorRequest("echo DONE")).done;
@@ -197,9 +198,10 @@ async function shortMonitors(): Promise<CpuWall> {
   }
 }
 
-async function variant(workers: "source" | "compiled"): Promise<LifecycleVariant> {
-  console.error(`  lifecycle (${workers}): start → result`);
-  const runtime = await loadedRuntime();
+async function variant(copy: Copy): Promise<LifecycleVariant> {
+  const pkg = await loadCopy(copy);
+  console.error(`  lifecycle (${copy}): start → result`);
+  const runtime = await loadedRuntime(pkg);
   let shellStartToResult: Summary;
   let monitorStartToResult: Summary;
   try {
@@ -208,14 +210,14 @@ async function variant(workers: "source" | "compiled"): Promise<LifecycleVariant
   } finally {
     await closeRuntime(runtime);
   }
-  console.error(`  lifecycle (${workers}): first job on a warm thread`);
-  const first = await firstOnWarm();
-  console.error(`  lifecycle (${workers}): 64-job bursts`);
-  const burstsMeasured = await bursts();
-  console.error(`  lifecycle (${workers}): ${shortJobs()} short monitors`);
-  const short = await shortMonitors();
+  console.error(`  lifecycle (${copy}): first job on a warm thread`);
+  const first = await firstOnWarm(pkg);
+  console.error(`  lifecycle (${copy}): 64-job bursts`);
+  const burstsMeasured = await bursts(pkg);
+  console.error(`  lifecycle (${copy}): ${shortJobs()} short monitors`);
+  const short = await shortMonitors(pkg);
   return {
-    workers,
+    copy,
     shellStartToResult,
     monitorStartToResult,
     firstOnWarm: first,
@@ -235,9 +237,9 @@ export async function benchLifecycle(): Promise<LifecycleResult> {
   const burstSpawn = await plainBurst();
   console.error(`  lifecycle: ${shortJobs()} plain spawns`);
   const shortSpawn = await cpuWall(shortJobs(), plainEcho);
-  const source = await variant("source");
-  const compiled = await withCompiledWorkers(() => variant("compiled"));
-  return { spawnToClose: summarize(spawnSamples), burstSpawn, shortSpawn, variants: [source, compiled] };
+  const variants: LifecycleVariant[] = [];
+  for (const copy of COPIES) variants.push(await variant(copy));
+  return { spawnToClose: summarize(spawnSamples), burstSpawn, shortSpawn, variants };
 }
 
 const ratio = (value: number, base: number) => `${(value / base).toFixed(2)}×`;
@@ -255,7 +257,7 @@ export function lifecycleRows(result: LifecycleResult): Row[] {
     },
   ];
   for (const v of result.variants) {
-    const where = v.workers === "source" ? "checkout (TypeScript workers)" : "installed (compiled workers)";
+    const where = copyLabel(v.copy);
     for (const [kind, summary] of [["shell job", v.shellStartToResult], ["monitor", v.monitorStartToResult]] as const) {
       rows.push({
         benchmark: "",
@@ -281,9 +283,8 @@ export function lifecycleRows(result: LifecycleResult): Row[] {
     met: null,
   });
   for (const v of result.variants) {
-    const installed = v.workers === "compiled";
-    const target = installed ? TARGETS.burstInstalledMs : TARGETS.burstCheckoutMs;
-    const where = installed ? "installed" : "checkout";
+    const target = v.copy === "installed" ? TARGETS.burstInstalledMs : TARGETS.burstCheckoutMs;
+    const where = copyLabel(v.copy);
     rows.push({
       benchmark: "",
       variant: `${where}, fresh runtime (2 warm threads)`,
@@ -311,7 +312,7 @@ export function lifecycleRows(result: LifecycleResult): Row[] {
     const run = v.shortMonitors;
     rows.push({
       benchmark: "",
-      variant: `monitors, ${v.workers === "source" ? "checkout" : "installed"}`,
+      variant: `monitors, ${copyLabel(v.copy)}`,
       result: `${cell(run)} = ${ratio(run.wallMs, spawn.wallMs)} wall, ${ratio(run.cpuMs, spawn.cpuMs)} CPU`,
       target: `≤ ${TARGETS.shortJobs}× spawn (wall and CPU)`,
       met: run.wallMs <= TARGETS.shortJobs * spawn.wallMs && run.cpuMs <= TARGETS.shortJobs * spawn.cpuMs,
@@ -321,7 +322,11 @@ export function lifecycleRows(result: LifecycleResult): Row[] {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const result = await benchLifecycle();
-  console.log(JSON.stringify(result, null, 2));
-  for (const row of lifecycleRows(result)) console.log(`| ${row.benchmark} | ${row.variant} | ${row.result} | ${row.target} |`);
+  try {
+    const result = await benchLifecycle();
+    console.log(JSON.stringify(result, null, 2));
+    for (const row of lifecycleRows(result)) console.log(`| ${row.benchmark} | ${row.variant} | ${row.result} | ${row.target} |`);
+  } finally {
+    await removeInstalledPackage();
+  }
 }

@@ -4,28 +4,28 @@
  * Measured in a child `node --expose-gc` process, so the host's heap can be collected before each reading and the
  * figure is not swayed by whatever the earlier benchmarks left on the heap. Each reading is the median of several
  * samples taken after a collection and a settle. Per actor = (RSS with 32 alive − RSS before any worker thread) / 32,
- * so the thread each actor runs on counts against it; the two idle warm threads are reported separately. Workers
- * loaded from TypeScript source (a checkout) and from dist/ (an installed copy) are measured apart: every thread
- * that strips types carries the stripper with it.
+ * so the thread each actor runs on counts against it; the two idle warm threads are reported separately. The
+ * checkout (workers loaded from TypeScript source) and the installed copy (compiled workers, bench/copy.ts) are
+ * measured apart: every thread that strips types carries the stripper with it.
  *
- * Run directly (`node --expose-gc bench/memory.ts --child shell|monitor source|compiled`) it prints one reading as JSON.
+ * Run directly (`node --expose-gc bench/memory.ts --child shell|monitor --copy=checkout|installed`) it prints one
+ * reading as JSON.
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { JobKind } from "../host/runtime-api.ts";
-import { installedRuntime, closeRuntime, jobRequest, mb, monitorRequest, sleep, waitFor, type Row } from "./shared.ts";
+import { copyArgument, copyLabel, loadCopy, type Copy } from "./copy.ts";
+import { installedPackage, removeInstalledPackage } from "./installed.ts";
+import { closeRuntime, jobRequest, mb, monitorRequest, repetitions, sleep, waitFor, type Row } from "./shared.ts";
 
-const ACTORS = 32;
+const ACTORS = repetitions(32, 8);
 const WARM = 2;
 /** Issue 11's target; below what an empty Node worker costs here (~10.4 MiB, docs/decisions.md). */
 export const PER_ACTOR_TARGET_BYTES = 8 * 1024 * 1024;
 
-export type WorkerForm = "source" | "compiled";
-
 export interface MemoryReading {
   kind: JobKind;
-  /** Workers loaded from TypeScript source (a checkout) or from dist/ (an installed copy). */
-  workers: WorkerForm;
+  copy: Copy;
   actors: number;
   /** RSS in bytes: runtime created, no worker thread yet. */
   before: number;
@@ -42,7 +42,7 @@ export interface MemoryResult {
   readings: MemoryReading[];
   gcAvailable: boolean;
   target: string;
-  /** Judged on the compiled workers, which is what an installed copy runs. */
+  /** Judged on the installed copy, which is what users run. */
   met: boolean;
 }
 
@@ -60,8 +60,8 @@ async function settledRss(): Promise<number> {
   return samples[2]!;
 }
 
-async function measureKind(kind: JobKind, workers: WorkerForm): Promise<MemoryReading> {
-  const runtime = installedRuntime({ warm: WARM });
+async function measureKind(kind: JobKind, copy: Copy): Promise<MemoryReading> {
+  const runtime = (await loadCopy(copy)).runtime({ warm: WARM });
   try {
     const before = await settledRss();
     runtime.warmUp();
@@ -78,7 +78,7 @@ async function measureKind(kind: JobKind, workers: WorkerForm): Promise<MemoryRe
     const threadsAlive = runtime.threads();
     return {
       kind,
-      workers,
+      copy,
       actors: ACTORS,
       before,
       warm,
@@ -92,43 +92,41 @@ async function measureKind(kind: JobKind, workers: WorkerForm): Promise<MemoryRe
   }
 }
 
-async function child(kind: JobKind, workers: WorkerForm): Promise<void> {
-  const reading = await measureKind(kind, workers);
+async function child(kind: JobKind, copy: Copy): Promise<void> {
+  const reading = await measureKind(kind, copy);
   process.stdout.write(JSON.stringify({ reading, gcAvailable: collect !== undefined }));
 }
 
 /** One child process per reading: memory a process has freed is not returned to the system, so none may share one. */
-function inChild(kind: JobKind, workers: WorkerForm): Promise<{ reading: MemoryReading; gcAvailable: boolean }> {
+async function inChild(kind: JobKind, copy: Copy): Promise<{ reading: MemoryReading; gcAvailable: boolean }> {
+  // The child finds the run's install through the environment it inherits.
+  if (copy === "installed") await installedPackage();
   const script = fileURLToPath(import.meta.url);
-  const env = { ...process.env };
-  if (workers === "compiled") env.PI_JOBS_WORKERS = "dist";
-  else delete env.PI_JOBS_WORKERS;
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ["--expose-gc", script, "--child", kind, workers], { stdio: ["ignore", "pipe", "inherit"], env });
+    const proc = spawn(process.execPath, ["--expose-gc", script, "--child", kind, `--copy=${copy}`], { stdio: ["ignore", "pipe", "inherit"] });
     let text = "";
     proc.stdout.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
     proc.once("error", reject);
     proc.once("close", (code) => {
-      if (code !== 0) reject(new Error(`memory benchmark child (${kind}, ${workers}) exited with ${code}`));
+      if (code !== 0) reject(new Error(`memory benchmark child (${kind}, ${copy}) exited with ${code}`));
       else resolve(JSON.parse(text) as { reading: MemoryReading; gcAvailable: boolean });
     });
   });
 }
 
-/** Needs fresh compiled workers (bench/compiled.ts). */
 export async function benchMemory(): Promise<MemoryResult> {
   const runs = [
-    await inChild("shell", "source"),
-    await inChild("shell", "compiled"),
-    await inChild("monitor", "compiled"),
+    await inChild("shell", "checkout"),
+    await inChild("shell", "installed"),
+    await inChild("monitor", "installed"),
   ];
   const readings = runs.map((run) => run.reading);
-  const compiled = readings.filter((reading) => reading.workers === "compiled");
+  const installed = readings.filter((reading) => reading.copy === "installed");
   return {
     readings,
     gcAvailable: runs.every((run) => run.gcAvailable),
     target: `RSS per idle actor ≤ ${PER_ACTOR_TARGET_BYTES / (1024 * 1024)} MiB`,
-    met: compiled.every((reading) => reading.perActor <= PER_ACTOR_TARGET_BYTES),
+    met: installed.every((reading) => reading.perActor <= PER_ACTOR_TARGET_BYTES),
   };
 }
 
@@ -136,11 +134,10 @@ export function memoryRows(result: MemoryResult): Row[] {
   const target = `≤ ${PER_ACTOR_TARGET_BYTES / (1024 * 1024)} MiB each`;
   return result.readings.map((reading, index) => {
     const kind = reading.kind === "monitor" ? "monitors" : "shell jobs";
-    const workers = reading.workers === "compiled" ? "compiled workers (installed copy)" : "TypeScript workers (checkout)";
     const rss = `RSS ${mb(reading.before)} → ${mb(reading.alive)}, ${reading.threadsAlive} threads`;
     return {
       benchmark: index === 0 ? `memory: ${reading.actors} idle actors (\`sleep 60\`)` : "",
-      variant: `${kind}, ${workers}`,
+      variant: `${kind}, ${copyLabel(reading.copy)}`,
       result: `${mb(reading.perActor)} per actor (${rss}); idle warm thread ${mb(reading.perWarmThread)}`,
       target,
       met: reading.perActor <= PER_ACTOR_TARGET_BYTES,
@@ -151,5 +148,10 @@ export function memoryRows(result: MemoryResult): Row[] {
 const childAt = process.argv.indexOf("--child");
 if (childAt >= 0 && process.argv[1] === fileURLToPath(import.meta.url)) {
   const kind = process.argv[childAt + 1] === "monitor" ? "monitor" : "shell";
-  await child(kind, process.argv[childAt + 2] === "compiled" ? "compiled" : "source");
+  try {
+    await child(kind, copyArgument());
+  } finally {
+    // Only when run on its own: a child of a run leaves the run's install to its parent.
+    await removeInstalledPackage();
+  }
 }

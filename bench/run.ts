@@ -3,26 +3,33 @@
  * (floods, sentinel, 1 GiB), start latency and memory. Prints a markdown table, writes every figure with the machine's facts to bench/results/latest.json, and
  * rewrites the generated part of docs/benchmarks.md (between its two markers; the prose around it is kept).
  *
- * `npm run bench -- --only=start,memory` runs a subset and only prints it: the saved results stay whole.
+ * `npm run bench -- --only=start,memory` runs a subset and only prints it: the saved results stay whole. So does a
+ * quick run (`BENCH_QUICK=1`, bench/shared.ts).
+ *
+ * The start, memory, data-plane and lifecycle suites measure the checkout and the installed copy (bench/copy.ts); the
+ * run packs and installs that copy once, before them, and removes it at the end.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureCompiledWorkers } from "./compiled.ts";
 import { benchDataPlane, dataPlaneRows, type DataPlaneResult } from "./dataplane.ts";
 import { benchIngest, ingestRows, type IngestResult } from "./ingest.ts";
+import { installedPackage, removeInstalledPackage } from "./installed.ts";
 import { benchLifecycle, lifecycleRows, type LifecycleResult } from "./lifecycle.ts";
 import { benchMemory, memoryRows, type MemoryResult } from "./memory.ts";
 import { benchResponsiveness, responsivenessRows, type ResponsivenessResult } from "./responsiveness.ts";
-import { machineFacts, sleep, type MachineFacts, type Row } from "./shared.ts";
+import { machineFacts, QUICK, sleep, type MachineFacts, type Row } from "./shared.ts";
 import { benchStart, startRows, type StartResult } from "./start.ts";
 
 const NAMES = ["ingest", "responsiveness", "dataplane", "start", "memory", "lifecycle"] as const;
 type Name = (typeof NAMES)[number];
+/** The suites that measure the installed copy beside the checkout. */
+const INSTALLED: readonly Name[] = ["dataplane", "start", "memory", "lifecycle"];
 
 interface Results {
   machine: MachineFacts;
-  /** True when this run rebuilt dist/ before measuring the compiled workers. */
-  builtCompiledWorkers: boolean;
+  /** The installed copy's `name@version` (packed from this checkout); null when no suite measured it. */
+  installedCopy: string | null;
   durationSeconds: number;
   ingest?: IngestResult;
   responsiveness?: ResponsivenessResult;
@@ -78,16 +85,23 @@ function writeDoc(path: string, section: string): void {
   writeFileSync(path, next);
 }
 
+/** Packs and installs the copy the suites measure beside the checkout; its `name@version`. */
+async function install(): Promise<string> {
+  const at = performance.now();
+  console.error("… installing pi-jobs as a user does (npm pack, then pi install npm:pi-jobs@file:<tarball>)");
+  const manifest = JSON.parse(readFileSync(join(await installedPackage(), "package.json"), "utf8")) as { name: string; version: string };
+  console.error(`  install took ${((performance.now() - at) / 1000).toFixed(1)} s`);
+  return `${manifest.name}@${manifest.version}`;
+}
+
 async function main(): Promise<void> {
   const names = selected();
   const began = performance.now();
   const machine = machineFacts();
   console.error(`pi-jobs benchmarks: ${names.join(", ")} (Node ${machine.node}, ${machine.cpus} CPUs, load ${machine.loadAverage.join(" ")})`);
-  const needsCompiled = ["start", "memory", "dataplane", "lifecycle"].some((name) => names.includes(name as (typeof NAMES)[number]));
-  const builtCompiledWorkers = needsCompiled ? await ensureCompiledWorkers() : false;
-  if (builtCompiledWorkers) console.error("built dist/ (compiled workers) first: it was older than the source");
+  const installedCopy = names.some((name) => INSTALLED.includes(name)) ? await install() : null;
 
-  const results: Results = { machine, builtCompiledWorkers, durationSeconds: 0, table: [] };
+  const results: Results = { machine, installedCopy, durationSeconds: 0, table: [] };
   for (const name of names) {
     const at = performance.now();
     console.error(`… ${name}`);
@@ -113,8 +127,8 @@ async function main(): Promise<void> {
   const table = markdownTable(results.table);
   console.log(`${table}\n\n${machineLine(results)}`);
 
-  if (names.length !== NAMES.length) {
-    console.error("(a subset was run: bench/results/latest.json and docs/benchmarks.md are left as they were)");
+  if (names.length !== NAMES.length || QUICK) {
+    console.error(`(${QUICK ? "a quick run" : "a subset"}: bench/results/latest.json and docs/benchmarks.md are left as they were)`);
     return;
   }
   const resultsDir = fileURLToPath(new URL("./results/", import.meta.url));
@@ -124,4 +138,8 @@ async function main(): Promise<void> {
   console.error("wrote bench/results/latest.json and docs/benchmarks.md");
 }
 
-await main();
+try {
+  await main();
+} finally {
+  await removeInstalledPackage();
+}

@@ -11,6 +11,16 @@ import { Bench } from "tinybench";
 export { installedRuntime, closeRuntime, jobRequest, MONITOR_LOG_BYTES, monitorRequest, NEVER_MATCHES } from "../tests/fixtures/jobs.ts";
 export { sleep };
 
+/**
+ * `BENCH_QUICK=1`: every repetition count a suite takes from `repetitions` drops to its quick value. Such a run shows
+ * that every row is produced, not what the figures are, so it leaves the saved results as they were.
+ */
+export const QUICK = process.env.BENCH_QUICK === "1";
+
+export function repetitions(full: number, quick: number): number {
+  return QUICK ? quick : full;
+}
+
 export async function waitFor(probe: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!probe()) {

@@ -1,36 +1,39 @@
 /**
  * Start latency: from `start()` to the process running (the actor's `spawned` message reaching the host) and to
  * the first output batch of `echo x`, on a warm pool and on a cold worker (a fresh runtime with no warm thread, so
- * every start pays a thread start; workers from TypeScript source as in a checkout, and compiled as installed),
- * beside a bare `child_process.spawn` to its 'spawn' event.
+ * every start pays a thread start), for the checkout and for the installed copy (bench/copy.ts), beside a bare
+ * `child_process.spawn` to its 'spawn' event.
  */
 import { spawn } from "node:child_process";
 import type { MessagePort } from "node:worker_threads";
 import type { JobHandle } from "../host/runtime-api.ts";
 import type { SupervisedRuntime } from "../host/runtime.ts";
-import { withCompiledWorkers } from "./compiled.ts";
-import { installedRuntime, closeRuntime, jobRequest, ms, sampled, sleep, summarize, type Row, type Summary } from "./shared.ts";
+import { COPIES, copyLabel, loadCopy, type Copy, type LoadedCopy } from "./copy.ts";
+import { closeRuntime, jobRequest, ms, repetitions, sampled, sleep, summarize, type Row, type Summary } from "./shared.ts";
 
-const ITERATIONS = 30;
-const COLD_ITERATIONS = 20;
-const WARMUPS = 3;
+const ITERATIONS = repetitions(30, 3);
+const COLD_ITERATIONS = repetitions(20, 3);
+const WARMUPS = repetitions(3, 1);
 export const WARM_TARGET_MS = 10;
+
+export interface StartCopy {
+  copy: Copy;
+  /** start() → `spawned` on the host, on a warm pool. */
+  warmRunning: Summary;
+  /** start() → first output batch of `echo x`, on a warm pool. */
+  warmFirstOutput: Summary;
+  /** A fresh runtime per start: the job waits for a new worker thread to load. */
+  coldRunning: Summary;
+  coldFirstOutput: Summary;
+}
 
 export interface StartResult {
   iterations: { warm: number; cold: number; spawn: number };
-  /** start() → `spawned` on the host. */
-  warmRunning: Summary;
-  /** A fresh runtime per start: the job waits for a new worker thread, loaded from TypeScript source (a checkout). */
-  coldRunning: Summary;
-  /** The same with workers loaded from dist/, as an installed copy runs them. */
-  coldCompiledRunning: Summary;
-  /** start() → first output batch of `echo x`. */
-  warmFirstOutput: Summary;
-  coldFirstOutput: Summary;
-  coldCompiledFirstOutput: Summary;
+  copies: StartCopy[];
   /** child_process.spawn → 'spawn' event, on the main thread. */
   bareSpawn: Summary;
   target: string;
+  /** Every copy's warm pool within the target. */
   met: boolean;
 }
 
@@ -82,12 +85,34 @@ function bareSpawn(): Promise<number> {
   });
 }
 
+/** Starts on a warm pool whose threads have loaded. */
+async function warmStarts(pkg: LoadedCopy): Promise<{ running: Summary; firstOutput: Summary }> {
+  const first: number[] = [];
+  const runtime = pkg.runtime();
+  try {
+    runtime.warmUp();
+    // Let both warm threads finish loading the actor module before the first sample.
+    await sleep(1500);
+    let counted = 0;
+    const running = await sampled(`start: warm pool (${pkg.copy})`, ITERATIONS, WARMUPS, async () => {
+      // A pause between starts, as between two tool calls: the previous job's thread is back in the pool.
+      await sleep(30);
+      const timed = await startEcho(runtime);
+      if (counted++ >= WARMUPS) first.push(timed.firstOutput);
+      return timed.running;
+    });
+    return { running, firstOutput: summarize(first) };
+  } finally {
+    await closeRuntime(runtime);
+  }
+}
+
 /** Each start on a fresh runtime with no warm thread, so it pays for a worker thread start. */
-async function coldStarts(name: string): Promise<{ running: Summary; firstOutput: Summary }> {
+async function coldStarts(pkg: LoadedCopy): Promise<{ running: Summary; firstOutput: Summary }> {
   const first: number[] = [];
   let counted = 0;
-  const running = await sampled(name, COLD_ITERATIONS, 1, async () => {
-    const fresh = installedRuntime({ warm: 0 });
+  const running = await sampled(`start: cold worker (${pkg.copy})`, COLD_ITERATIONS, 1, async () => {
+    const fresh = pkg.runtime({ warm: 0 });
     try {
       const timed = await startEcho(fresh);
       if (counted++ >= 1) first.push(timed.firstOutput);
@@ -99,71 +124,44 @@ async function coldStarts(name: string): Promise<{ running: Summary; firstOutput
   return { running, firstOutput: summarize(first) };
 }
 
-/** Needs fresh compiled workers (bench/compiled.ts). */
 export async function benchStart(): Promise<StartResult> {
-  const warmFirst: number[] = [];
-  const runtime = installedRuntime();
-  let warmRunning: Summary;
-  try {
-    runtime.warmUp();
-    // Let both warm threads finish loading the actor module before the first sample.
-    await sleep(1500);
-    let counted = 0;
-    warmRunning = await sampled("start: warm pool", ITERATIONS, WARMUPS, async () => {
-      // A pause between starts, as between two tool calls: the previous job's thread is back in the pool.
-      await sleep(30);
-      const timed = await startEcho(runtime);
-      if (counted++ >= WARMUPS) warmFirst.push(timed.firstOutput);
-      return timed.running;
-    });
-  } finally {
-    await closeRuntime(runtime);
+  const copies: StartCopy[] = [];
+  for (const copy of COPIES) {
+    const pkg = await loadCopy(copy);
+    const warm = await warmStarts(pkg);
+    const cold = await coldStarts(pkg);
+    copies.push({ copy, warmRunning: warm.running, warmFirstOutput: warm.firstOutput, coldRunning: cold.running, coldFirstOutput: cold.firstOutput });
   }
-
-  const cold = await coldStarts("start: cold worker (TypeScript source)");
-  const coldCompiled = await withCompiledWorkers(() => coldStarts("start: cold worker (compiled)"));
-
   const bare = await sampled("start: bare child_process.spawn", ITERATIONS, WARMUPS, bareSpawn);
-  const warmFirstOutput = summarize(warmFirst);
   return {
     iterations: { warm: ITERATIONS, cold: COLD_ITERATIONS, spawn: ITERATIONS },
-    warmRunning,
-    coldRunning: cold.running,
-    coldCompiledRunning: coldCompiled.running,
-    warmFirstOutput,
-    coldFirstOutput: cold.firstOutput,
-    coldCompiledFirstOutput: coldCompiled.firstOutput,
+    copies,
     bareSpawn: bare,
     target: `warm pool: start() → running ≤ ${WARM_TARGET_MS} ms median`,
-    met: warmRunning.median <= WARM_TARGET_MS,
+    met: copies.every((measured) => measured.warmRunning.median <= WARM_TARGET_MS),
   };
 }
 
 export function startRows(result: StartResult): Row[] {
-  const cell = (running: Summary, first: Summary | null) =>
-    `running ${ms(running.median)} median (p90 ${ms(running.p90)})` + (first ? `; first output ${ms(first.median)} median` : "");
+  const cell = (running: Summary, first: Summary) =>
+    `running ${ms(running.median)} median (p90 ${ms(running.p90)}); first output ${ms(first.median)} median`;
+  const warm = result.copies.map((measured, index) => ({
+    benchmark: index === 0 ? "start: `echo x`" : "",
+    variant: `pi-jobs, warm pool, ${copyLabel(measured.copy)} (${result.iterations.warm} starts)`,
+    result: cell(measured.warmRunning, measured.warmFirstOutput),
+    target: `≤ ${WARM_TARGET_MS} ms median`,
+    met: measured.warmRunning.median <= WARM_TARGET_MS,
+  }));
+  const cold = result.copies.map((measured) => ({
+    benchmark: "",
+    variant: `pi-jobs, cold worker (fresh runtime, warm: 0), ${copyLabel(measured.copy)} (${result.iterations.cold} starts)`,
+    result: cell(measured.coldRunning, measured.coldFirstOutput),
+    target: "—",
+    met: null,
+  }));
   return [
-    {
-      benchmark: "start: `echo x`",
-      variant: `pi-jobs, warm pool (${result.iterations.warm} starts)`,
-      result: cell(result.warmRunning, result.warmFirstOutput),
-      target: `≤ ${WARM_TARGET_MS} ms median`,
-      met: result.met,
-    },
-    {
-      benchmark: "",
-      variant: `pi-jobs, cold worker from TypeScript source (fresh runtime, warm: 0; ${result.iterations.cold} starts)`,
-      result: cell(result.coldRunning, result.coldFirstOutput),
-      target: "—",
-      met: null,
-    },
-    {
-      benchmark: "",
-      variant: `pi-jobs, cold worker compiled, as installed (${result.iterations.cold} starts)`,
-      result: cell(result.coldCompiledRunning, result.coldCompiledFirstOutput),
-      target: "—",
-      met: null,
-    },
+    ...warm,
+    ...cold,
     {
       benchmark: "",
       variant: "bare `child_process.spawn` → 'spawn' event",

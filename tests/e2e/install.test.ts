@@ -13,8 +13,9 @@ import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { runJson, runPrint, startRpc, type PiRecord } from "./harness/cli.ts";
 import { gitInstallPath, gitRemoteOfWorkingTree, inside, piInstall, recordWorkerLoads } from "./harness/install.ts";
-import { filesUnder, importSpecifiers, packAndInstall, removePackedInstall, unresolvedImports, type PackedInstall } from "./harness/pack.ts";
+import { filesUnder, importSpecifiers, unresolvedImports } from "./harness/pack.ts";
 import { makeTempDir, removeDir, REPO_ROOT } from "./harness/paths.ts";
+import { packAndInstall, removePackedInstall, type PackedInstall } from "../fixtures/packed-install.ts";
 
 const PACK_TIMEOUT_MS = 300_000;
 const INSTALL_TIMEOUT_MS = 300_000;
