@@ -11,7 +11,7 @@
  *   wall time and CPU (this process's threads plus its reaped children), beside plain spawns of the same.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import type { JobHandle } from "../host/runtime-api.ts";
 import type { SupervisedRuntime } from "../host/runtime.ts";
@@ -57,18 +57,34 @@ export interface LifecycleResult {
   variants: LifecycleVariant[];
 }
 
-/** CPU of this process (every thread) plus the children it reaped, in ms; children from /proc (Linux). */
+/** The fields of /proc/<pid>/stat after the command name, or null. */
+function statFields(pid: string): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU of this process (every thread) plus its children, in ms, from /proc (Linux): the children it reaped, and the
+ * ones still running with everything they reaped — the runtime's spawner, whose children are the jobs' processes.
+ * Both sides of a comparison are counted the same way.
+ */
 function cpuMs(): number {
   const own = process.cpuUsage();
-  let children = 0;
-  try {
-    const stat = readFileSync("/proc/self/stat", "latin1");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    children = (Number(fields[13]) + Number(fields[14])) * 10;
-  } catch {
-    // Not Linux: the children's share is not counted on either side.
+  const self = statFields("self");
+  if (self === null) return (own.user + own.system) / 1000;
+  const ticks = (fields: string[], from: number, to: number) => fields.slice(from, to + 1).reduce((sum, field) => sum + Number(field), 0);
+  // utime, stime, cutime, cstime are fields 14–17 of stat (11–14 after the name); clock ticks of 10 ms.
+  let children = ticks(self, 13, 14);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = statFields(entry);
+    if (fields !== null && Number(fields[1]) === process.pid) children += ticks(fields, 11, 14);
   }
-  return (own.user + own.system) / 1000 + children;
+  return (own.user + own.system) / 1000 + children * 10;
 }
 
 function plainEcho(): Promise<void> {
