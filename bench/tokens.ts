@@ -14,6 +14,7 @@ import { buildGuidance } from "../host/monitor/guidance.ts";
 import { buildAcknowledgement, buildReport, type ReportInput } from "../host/monitor/report.ts";
 import { MONITOR_START, MONITOR_START_TOOL, MONITOR_STOP, MONITOR_STOP_TOOL } from "../host/monitor/schemas.ts";
 import { rawReads, renderedReads, SHELL_WORKLOADS } from "./shell-output.ts";
+import { outcome as quietOutcome } from "../tests/fixtures/monitor-outcomes.ts";
 import { ExecCommandParams } from "../host/shell/params.ts";
 
 const encoder = new Tiktoken(cl100k_base);
@@ -168,26 +169,8 @@ const fixedRows = guidanceCases.map(([label, tools, restored]) => {
 
 // ── Reports for the workloads ───────────────────────────────────────────────────────────────────────────────────
 
-function outcome(fields: Partial<MonitorOutcome>): MonitorOutcome {
-  return {
-    status: "success",
-    completion: "exit",
-    stoppedBy: null,
-    matched: null,
-    matchedTruncated: false,
-    matchedSource: null,
-    captures: {},
-    capturesTruncated: false,
-    hasResult: false,
-    resultParseError: null,
-    exitCode: 0,
-    signal: null,
-    reason: null,
-    output: [],
-    outputTruncated: false,
-    ...fields,
-  };
-}
+/** The workloads run in exit mode and exit 0 unless they say otherwise. */
+const outcome = (fields: Partial<MonitorOutcome>): MonitorOutcome => quietOutcome({ completion: "exit", exitCode: 0, ...fields });
 
 const line = (source: DiagnosticLine["source"], text: string, count = 1): DiagnosticLine => ({
   source,

@@ -9,6 +9,7 @@
 import { highlightCode, type Theme } from "@earendil-works/pi-coding-agent";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { MonitorTerminalResult } from "../../host/monitor/schemas.ts";
+import { footerStyle } from "../../host/metrics/footer-slot.ts";
 import type { FooterModel } from "../../host/metrics/snapshot.ts";
 import type { JobsSnapshot, JobView } from "../../host/ui/snapshot-types.ts";
 import { renderActivity } from "../../ui/activity.ts";
@@ -132,17 +133,6 @@ function consoleOf(snapshot: JobsSnapshot, rows: number, output: Record<string, 
     onClose: () => {},
     highlight: (code) => highlightCode(code, "bash"),
   });
-}
-
-function footerStyle(t: Theme): FooterStyle {
-  return {
-    accent: (s) => t.fg("accent", s),
-    bold: (s) => t.bold(s),
-    dim: (s) => t.fg("dim", s),
-    muted: (s) => t.fg("muted", s),
-    warning: (s) => t.fg("warning", s),
-    error: (s) => t.fg("error", s),
-  };
 }
 
 function footerModel(over: Partial<FooterModel> = {}): FooterModel {
