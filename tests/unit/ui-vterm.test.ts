@@ -21,7 +21,7 @@ import { renderFooter, type FooterStyle } from "../../ui/metrics/footer.ts";
 import { sanitizeStatus } from "../../ui/metrics/format.ts";
 import { SessionsPicker } from "../../ui/sessions-picker.ts";
 import { callRowLines, killRowLines, listRowLines, processRowLines, setOnExitRowLines, shellTone, wakeRowLines } from "../../ui/shell-rows.ts";
-import { bigJson, monitorJob, snapshotOf, START, terminalResult } from "../fixtures/ui-snapshots.ts";
+import { bigJson, failingResult, monitorJob, snapshotOf, START, terminalResult } from "../fixtures/ui-snapshots.ts";
 import { paint, piTheme, renderWithPiTui, type Painted } from "../fixtures/ui-vterm.ts";
 import { exitedResult, killResult, listResult, processResult, SET_ON_EXIT, WAKE } from "../fixtures/shell-results.ts";
 
@@ -166,15 +166,7 @@ function footerModel(over: Partial<FooterModel> = {}): FooterModel {
   };
 }
 
-const failing = terminalResult({
-  status: "failure",
-  stoppedBy: null,
-  exitCode: 2,
-  reason: "failure_pattern",
-  outputTruncated: true,
-  matched: "FAILED: expected 2, got 3",
-  output: [{ source: "stderr", text: "FAILED: expected 2, got 3", count: 3, clipped: false }],
-});
+const failing = failingResult(3);
 
 function outcome(status: (typeof OUTCOMES)[number], overrides: Partial<MonitorTerminalResult> = {}): MonitorTerminalResult {
   const facts: Record<(typeof OUTCOMES)[number], Partial<MonitorTerminalResult>> = {
