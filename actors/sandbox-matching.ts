@@ -46,7 +46,7 @@ export function createSandboxMatching(sandbox: SandboxMatcher, host: MatchingHos
     for (const resolve of waiting) resolve();
   };
 
-  const overBound = (): void => {
+  const failOverBound = (): void => {
     if (host.evaluating() && queue.overBound(backlog.bytes)) host.apply({ type: "queue_limit" });
   };
 
@@ -113,19 +113,19 @@ export function createSandboxMatching(sandbox: SandboxMatcher, host: MatchingHos
       // New bytes restart the idle window (the engine re-arms it); an EOF ends it.
       probeDue[source] = false;
       backlog.push(source, bytes);
-      if (bytes !== null) overBound();
+      if (bytes !== null) failOverBound();
     },
 
     line(source, text, bytes, partial) {
       // A line the prefilters rule out is decided here (no match) and never costs the sandbox a round trip.
       if (!sandbox.mayMatch(text, host.wantsSuccess())) return;
       queue.add({ kind: partial ? "probe" : "line", source, text, bytes });
-      overBound();
+      failOverBound();
     },
 
     lineLimit(source) {
       queue.add({ kind: "limit", source });
-      overBound();
+      failOverBound();
     },
 
     idle(source) {
