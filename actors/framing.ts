@@ -41,6 +41,8 @@ export interface Framer<S extends string> {
   end(source: S): FramedRecord<S>[];
   /** The unterminated line of `source`, decoded, without consuming it (idle matching looks at it). */
   partial(source: S): PartialLine | null;
+  /** Bytes of the unterminated line of `source` so far, counting those not retained; nothing is decoded. */
+  partialBytes(source: S): number;
 }
 
 const LF = 0x0a;
@@ -198,6 +200,10 @@ export function createFramer<S extends string>(options: { maxRecordBytes: number
       if (state === undefined || state.lineBytes === 0) return null;
       // Always cut an incomplete tail: its remaining bytes may still arrive, so it is not a replacement character yet.
       return { text: decodeHeld(state, true), bytes: state.lineBytes, overLimit: state.lineBytes > max };
+    },
+
+    partialBytes(source) {
+      return states.get(source)?.lineBytes ?? 0;
     },
   };
 }

@@ -209,7 +209,7 @@ export interface SandboxOptions {
 
 export const SANDBOX_DEFAULTS: SandboxOptions = { batchDeadlineMs: 5_000, startDeadlineMs: 30_000 };
 
-/** Lines the engine may have in flight in one sandbox batch. */
+/** Lines the sandbox matching (sandbox-matching.ts) may have in flight in one batch. */
 export const SANDBOX_BATCH_LINES = 64;
 
 /** A match at `index` of the batch it was found in. */

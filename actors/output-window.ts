@@ -4,6 +4,7 @@
  * happens only when someone reads, at human rate, and only the decoded window crosses to the host. Whatever leaves the
  * window is counted, never silent.
  */
+import { createFifo } from "./fifo.ts";
 import { createFramer } from "./framing.ts";
 import type { RetainedWindow, RetainedLine } from "../mailbox/protocol.ts";
 import type { SourceName } from "../mailbox/constants.ts";
@@ -25,8 +26,7 @@ interface Chunk {
 }
 
 export function createOutputWindow(options: { maxBytes: number; maxLines: number }): OutputWindow {
-  const chunks: Chunk[] = [];
-  let head = 0;
+  const chunks = createFifo<Chunk>();
   let bytes = 0;
   let lines = 0;
   let evictedBytes = 0;
@@ -40,18 +40,14 @@ export function createOutputWindow(options: { maxBytes: number; maxLines: number
       bytes += batch.bytes;
       lines += batch.lines;
       // Keep up to twice the window so that an exact trim at read time still has a full window to show.
-      while (chunks.length - head > 1 && (bytes - chunks[head]!.bytes >= options.maxBytes * 2 || lines - chunks[head]!.lines >= options.maxLines * 2)) {
-        const old = chunks[head]!;
-        chunks[head] = undefined as unknown as Chunk;
-        head += 1;
+      while (chunks.length > 1) {
+        const old = chunks.at(0)!;
+        if (bytes - old.bytes < options.maxBytes * 2 && lines - old.lines < options.maxLines * 2) break;
+        chunks.shift(1);
         bytes -= old.bytes;
         lines -= old.lines;
         evictedBytes += old.bytes;
         evictedLines += old.lines;
-      }
-      if (head > 64 && head * 2 > chunks.length) {
-        chunks.splice(0, head);
-        head = 0;
       }
     },
     read() {
@@ -71,8 +67,8 @@ export function createOutputWindow(options: { maxBytes: number; maxLines: number
           decoded.push({ source: record.source, text: record.text });
         }
       };
-      for (let index = head; index < chunks.length; index += 1) {
-        const chunk = chunks[index]!;
+      for (let index = 0; index < chunks.length; index += 1) {
+        const chunk = chunks.at(index)!;
         take(framer.push(chunk.source, chunk.payload));
       }
       for (const source of SOURCE_NAMES) take(framer.end(source));

@@ -93,38 +93,33 @@ interface Shape {
 // A pattern starts either with a lookbehind for a character of its own token class, so it can only start where a run
 // of such characters starts, or with a literal; its body is one greedy class (bounded where another part follows).
 // Each position is then read a bounded number of times: the backtracking engine stays linear.
+
+/** Token characters: a token starts only where a run of them starts. */
+const WORD = "[A-Za-z0-9_]";
+const WORD_DASH = "[A-Za-z0-9_-]";
+
+/**
+ * A token that is a head (beginning with one of `prefixes`) and a body of `body` characters, `count` of them (a
+ * quantifier), starting where a run of `run` characters starts. Its edge form is the head with whatever of the body
+ * is left at a cut end.
+ */
+function token(name: string, prefixes: readonly string[], form: { run: string; head: string; body: string; count: string }): Shape {
+  const headAndBody = `(?<!${form.run})${form.head}${form.body}`;
+  return { name, prefixes, pattern: new RegExp(`${headAndBody}${form.count}`, "g"), edge: new RegExp(`${headAndBody}+$`) };
+}
+
 const SHAPES: readonly Shape[] = [
-  {
-    name: "github_token",
-    prefixes: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
-    pattern: /(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36,}/g,
-    edge: /(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]+$/,
-  },
-  {
-    name: "github_pat",
-    prefixes: ["github_pat_"],
-    pattern: /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,}/g,
-    edge: /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]+$/,
-  },
-  {
-    name: "gitlab_token",
-    prefixes: ["glpat-"],
-    pattern: /(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}/g,
-    edge: /(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]+$/,
-  },
-  {
-    name: "anthropic_key",
-    prefixes: ["sk-ant-"],
-    pattern: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}/g,
-    edge: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]+$/,
-  },
-  {
-    // Project, service-account and admin keys carry hyphens and underscores in their body.
-    name: "openai_key",
-    prefixes: ["sk-proj-", "sk-svcacct-", "sk-admin-"],
-    pattern: /(?<![A-Za-z0-9_-])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}/g,
-    edge: /(?<![A-Za-z0-9_-])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]+$/,
-  },
+  token("github_token", ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], { run: WORD, head: "gh[pousr]_", body: "[A-Za-z0-9]", count: "{36,}" }),
+  token("github_pat", ["github_pat_"], { run: WORD, head: "github_pat_", body: WORD, count: "{22,}" }),
+  token("gitlab_token", ["glpat-"], { run: WORD_DASH, head: "glpat-", body: WORD_DASH, count: "{20,}" }),
+  token("anthropic_key", ["sk-ant-"], { run: WORD_DASH, head: "sk-ant-", body: WORD_DASH, count: "{20,}" }),
+  // Project, service-account and admin keys carry hyphens and underscores in their body.
+  token("openai_key", ["sk-proj-", "sk-svcacct-", "sk-admin-"], {
+    run: WORD_DASH,
+    head: "sk-(?:proj|svcacct|admin)-",
+    body: WORD_DASH,
+    count: "{20,}",
+  }),
   {
     // Legacy OpenAI keys and the providers that copied the form (DeepSeek, Moonshot, OpenRouter's sk-or-v1-…). No
     // hyphen in the body past that first segment, so a long kebab-case name starting with "sk-" is not a key.
@@ -133,12 +128,7 @@ const SHAPES: readonly Shape[] = [
     pattern: /(?<![A-Za-z0-9_-])sk-(?!ant-|proj-|svcacct-|admin-)(?:[a-z]{2}-v[0-9]-)?[A-Za-z0-9]{32,}/g,
     edge: null,
   },
-  {
-    name: "slack_token",
-    prefixes: ["xox"],
-    pattern: /(?<![A-Za-z0-9_-])xox[abposre]-[A-Za-z0-9-]{10,}/g,
-    edge: /(?<![A-Za-z0-9_-])xox[abposre]-[A-Za-z0-9-]+$/,
-  },
+  token("slack_token", ["xox"], { run: WORD_DASH, head: "xox[abposre]-", body: "[A-Za-z0-9-]", count: "{10,}" }),
   {
     // An access key id alone grants nothing, so a cut one is not worth an edge form.
     name: "aws_access_key_id",
@@ -146,30 +136,15 @@ const SHAPES: readonly Shape[] = [
     pattern: /(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])/g,
     edge: null,
   },
-  {
-    name: "google_api_key",
-    prefixes: ["AIza"],
-    pattern: /(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}/g,
-    edge: /(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]+$/,
-  },
-  {
-    name: "stripe_key",
-    prefixes: ["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
-    pattern: /(?<![A-Za-z0-9_])[sr]k_(?:live|test)_[A-Za-z0-9]{24,}/g,
-    edge: /(?<![A-Za-z0-9_])[sr]k_(?:live|test)_[A-Za-z0-9]+$/,
-  },
-  {
-    name: "npm_token",
-    prefixes: ["npm_"],
-    pattern: /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36,}/g,
-    edge: /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]+$/,
-  },
-  {
-    name: "pypi_token",
-    prefixes: ["pypi-AgE"],
-    pattern: /(?<![A-Za-z0-9_-])pypi-AgE[A-Za-z0-9_-]{50,}/g,
-    edge: /(?<![A-Za-z0-9_-])pypi-AgE[A-Za-z0-9_-]+$/,
-  },
+  token("google_api_key", ["AIza"], { run: WORD_DASH, head: "AIza", body: WORD_DASH, count: "{35}" }),
+  token("stripe_key", ["sk_live_", "sk_test_", "rk_live_", "rk_test_"], {
+    run: WORD,
+    head: "[sr]k_(?:live|test)_",
+    body: "[A-Za-z0-9]",
+    count: "{24,}",
+  }),
+  token("npm_token", ["npm_"], { run: WORD, head: "npm_", body: "[A-Za-z0-9]", count: "{36,}" }),
+  token("pypi_token", ["pypi-AgE"], { run: WORD_DASH, head: "pypi-AgE", body: WORD_DASH, count: "{50,}" }),
   {
     // header.payload.signature; a JWT cut before its signature gives nothing away, so it has no edge form.
     name: "jwt",

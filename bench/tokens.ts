@@ -12,17 +12,9 @@ import cl100k_base from "js-tiktoken/ranks/cl100k_base";
 import type { DiagnosticLine, MonitorOutcome } from "../mailbox/monitor.ts";
 import { buildGuidance } from "../host/monitor/guidance.ts";
 import { buildAcknowledgement, buildReport, type ReportInput } from "../host/monitor/report.ts";
-import {
-  MONITOR_START,
-  MONITOR_START_DESCRIPTION,
-  MONITOR_STOP,
-  MONITOR_STOP_DESCRIPTION,
-  MonitorStartOutput,
-  MonitorStartParams,
-  MonitorStopOutput,
-  MonitorStopParams,
-} from "../host/monitor/schemas.ts";
+import { MONITOR_START, MONITOR_START_TOOL, MONITOR_STOP, MONITOR_STOP_TOOL } from "../host/monitor/schemas.ts";
 import { rawReads, renderedReads, SHELL_WORKLOADS } from "./shell-output.ts";
+import { outcome as quietOutcome } from "../tests/fixtures/monitor-outcomes.ts";
 import { ExecCommandParams } from "../host/shell/params.ts";
 
 const encoder = new Tiktoken(cl100k_base);
@@ -113,13 +105,10 @@ function tokens(text: string): number {
 // ── Fixed cost: declarations and guidance ───────────────────────────────────────────────────────────────────────
 
 /** A tool as a provider declares it: name, description and the JSON schema of its parameters. */
-const declaration = (name: string, description: string, parameters: unknown): string =>
+const declaration = ({ name, description, parameters }: { name: string; description: string; parameters: unknown }): string =>
   JSON.stringify({ name, description, parameters });
 
-const declarations = [
-  declaration(MONITOR_START, MONITOR_START_DESCRIPTION, MonitorStartParams),
-  declaration(MONITOR_STOP, MONITOR_STOP_DESCRIPTION, MonitorStopParams),
-];
+const declarations = [declaration(MONITOR_START_TOOL), declaration(MONITOR_STOP_TOOL)];
 const declarationTokens = declarations.reduce((sum, text) => sum + tokens(text), 0);
 
 /** A parameter schema without some of its fields: what a declaration cost before they were added. */
@@ -132,10 +121,10 @@ function withoutFields(schema: unknown, fields: readonly string[]): unknown {
 const SERVICE_FIELDS = { exec_command: ["ready", "stall_seconds", "on_stall"], monitor_start: ["stall_seconds"] } as const;
 const serviceRows = [
   { tool: "exec_command", schema: ExecCommandParams, fields: SERVICE_FIELDS.exec_command },
-  { tool: MONITOR_START, schema: MonitorStartParams, fields: SERVICE_FIELDS.monitor_start },
+  { tool: MONITOR_START, schema: MONITOR_START_TOOL.parameters, fields: SERVICE_FIELDS.monitor_start },
 ].map(({ tool, schema, fields }) => {
-  const before = tokens(declaration(tool, "", withoutFields(schema, fields)));
-  const after = tokens(declaration(tool, "", schema));
+  const before = tokens(declaration({ name: tool, description: "", parameters: withoutFields(schema, fields) }));
+  const after = tokens(declaration({ name: tool, description: "", parameters: schema }));
   return { tool, fields: fields.join(", "), before, after, added: after - before };
 });
 const serviceAdded = serviceRows.reduce((sum, row) => sum + row.added, 0);
@@ -158,8 +147,8 @@ const resolvesTo = (name: string, schema: { anyOf?: JsonObjectSchema[] } & Parti
     schema.anyOf ? schema.anyOf.map(fieldList).join(" | ") : fieldList(schema as JsonObjectSchema)
   }\`.`;
 const codemodeSuffixTokens =
-  tokens(resolvesTo(MONITOR_START, JSON.parse(JSON.stringify(MonitorStartOutput)))) +
-  tokens(resolvesTo(MONITOR_STOP, JSON.parse(JSON.stringify(MonitorStopOutput))));
+  tokens(resolvesTo(MONITOR_START, JSON.parse(JSON.stringify(MONITOR_START_TOOL.outputSchema)))) +
+  tokens(resolvesTo(MONITOR_STOP, JSON.parse(JSON.stringify(MONITOR_STOP_TOOL.outputSchema))));
 
 const guidanceCases: [label: string, tools: string[], restored: boolean][] = [
   ["bash + monitor", ["bash", MONITOR_START, MONITOR_STOP], false],
@@ -180,26 +169,8 @@ const fixedRows = guidanceCases.map(([label, tools, restored]) => {
 
 // ── Reports for the workloads ───────────────────────────────────────────────────────────────────────────────────
 
-function outcome(fields: Partial<MonitorOutcome>): MonitorOutcome {
-  return {
-    status: "success",
-    completion: "exit",
-    stoppedBy: null,
-    matched: null,
-    matchedTruncated: false,
-    matchedSource: null,
-    captures: {},
-    capturesTruncated: false,
-    hasResult: false,
-    resultParseError: null,
-    exitCode: 0,
-    signal: null,
-    reason: null,
-    output: [],
-    outputTruncated: false,
-    ...fields,
-  };
-}
+/** The workloads run in exit mode and exit 0 unless they say otherwise. */
+const outcome = (fields: Partial<MonitorOutcome>): MonitorOutcome => quietOutcome({ completion: "exit", exitCode: 0, ...fields });
 
 const line = (source: DiagnosticLine["source"], text: string, count = 1): DiagnosticLine => ({
   source,

@@ -3,54 +3,21 @@
  * comes from the snapshot source the host gives it, and stopping goes through the host's API. The host refreshes it
  * on its 250 ms timer while jobs run; a key press refreshes it at once.
  */
-import type { Component } from "@earendil-works/pi-tui";
 import type { JobsSnapshot } from "../host/ui/snapshot-types.ts";
 import { initialState, reconcile, reduce, type ConsoleState } from "./console-state.ts";
 import { renderConsole } from "./console-view.ts";
 import type { Highlighter } from "./fields.ts";
-import { consoleKey, type KeyMatcher } from "./keys.ts";
-import type { UiTheme } from "./theme.ts";
+import { JobsOverlay, type OverlayOptions } from "./jobs-overlay.ts";
+import { consoleKey } from "./keys.ts";
 
-export interface ConsoleSource {
-  /** A fresh snapshot; retained output only for `outputFor` (the selection, when output is shown). */
-  snapshot(request: { outputFor: string | null; resourcesFor: string | null }): JobsSnapshot;
-  /** Stops one job; resolves with a short human answer. */
-  stop(key: string): Promise<string>;
-  stopAll(): Promise<string>;
-}
-
-export interface ConsoleHost {
-  requestRender(): void;
-  /** Rows the console may use (the terminal's height). */
-  rows(): number;
-}
-
-export class MonitorConsole implements Component {
-  private readonly source: ConsoleSource;
-  private readonly host: ConsoleHost;
-  private readonly theme: UiTheme;
-  private readonly keys: KeyMatcher;
-  private readonly onClose: () => void;
+export class MonitorConsole extends JobsOverlay {
   private readonly highlight: Highlighter | undefined;
   private snapshot: JobsSnapshot;
   private state: ConsoleState;
   private page = 1;
-  private notice: string | null = null;
-  private closed = false;
 
-  constructor(options: {
-    source: ConsoleSource;
-    host: ConsoleHost;
-    theme: UiTheme;
-    keys: KeyMatcher;
-    onClose: () => void;
-    highlight?: Highlighter;
-  }) {
-    this.source = options.source;
-    this.host = options.host;
-    this.theme = options.theme;
-    this.keys = options.keys;
-    this.onClose = options.onClose;
+  constructor(options: OverlayOptions & { highlight?: Highlighter }) {
+    super(options);
     this.highlight = options.highlight;
     this.snapshot = this.source.snapshot({ outputFor: null, resourcesFor: null });
     this.state = initialState(this.snapshot);
@@ -105,31 +72,12 @@ export class MonitorConsole implements Component {
       if (this.state.help) return;
       const target = this.state.selectedKey;
       if (key === "stop" && target === null) return;
-      this.notice = key === "stop" ? `stopping ${target}…` : "stopping all running jobs…";
-      const stopping = key === "stop" ? this.source.stop(target as string) : this.source.stopAll();
-      void stopping.then(
-        (answer) => this.answer(answer),
-        (error: unknown) => this.answer(`stop failed: ${(error as Error).message}`),
-      );
+      if (key === "stop") this.stop(`stopping ${target}…`, () => this.source.stop(target as string));
+      else this.stop("stopping all running jobs…", () => this.source.stopAll());
     } else {
       this.state = reduce(this.state, key, this.snapshot, this.page);
     }
     this.refresh();
     this.host.requestRender();
   }
-
-  private answer(text: string): void {
-    if (this.closed) return;
-    this.notice = text;
-    this.refresh();
-    this.host.requestRender();
-  }
-
-  private close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.onClose();
-  }
-
-  invalidate(): void {}
 }

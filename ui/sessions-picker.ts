@@ -2,16 +2,15 @@
  * /shell-jobs-sessions: pick a shell job, see its state and the tail of its output, stop it. Like the console, it
  * holds only view state; the jobs and the stop come from the host.
  */
-import type { Component } from "@earendil-works/pi-tui";
 import type { JobsSnapshot, JobView } from "../host/ui/snapshot-types.ts";
 import { TONE_STYLE } from "./bands.ts";
 import { renderFields } from "./fields.ts";
 import { elapsed } from "./format.ts";
-import { consoleKey, type KeyMatcher } from "./keys.ts";
+import { JobsOverlay, type OverlayOptions } from "./jobs-overlay.ts";
+import { consoleKey } from "./keys.ts";
 import { safe } from "./sanitize.ts";
 import { fill, fit } from "./text.ts";
 import type { UiTheme } from "./theme.ts";
-import type { ConsoleHost, ConsoleSource } from "./console.ts";
 
 export interface PickerState {
   selectedKey: string | null;
@@ -70,23 +69,12 @@ export function renderPicker(snapshot: JobsSnapshot, state: PickerState, options
   return [title, ...list, ...shown, footer];
 }
 
-export class SessionsPicker implements Component {
-  private readonly source: ConsoleSource;
-  private readonly host: ConsoleHost;
-  private readonly theme: UiTheme;
-  private readonly keys: KeyMatcher;
-  private readonly onClose: () => void;
+export class SessionsPicker extends JobsOverlay {
   private snapshot: JobsSnapshot;
   private state: PickerState;
-  private notice: string | null = null;
-  private closed = false;
 
-  constructor(options: { source: ConsoleSource; host: ConsoleHost; theme: UiTheme; keys: KeyMatcher; onClose: () => void }) {
-    this.source = options.source;
-    this.host = options.host;
-    this.theme = options.theme;
-    this.keys = options.keys;
-    this.onClose = options.onClose;
+  constructor(options: OverlayOptions) {
+    super(options);
     this.snapshot = this.source.snapshot({ outputFor: null, resourcesFor: null });
     const first = shellJobs(this.snapshot)[0];
     this.state = { selectedKey: first?.key ?? null, selectedIndex: 0, confirming: false };
@@ -121,11 +109,7 @@ export class SessionsPicker implements Component {
       const target = this.state.selectedKey;
       this.state = { ...this.state, confirming: false };
       if ((data === "y" || data === "Y") && target !== null) {
-        this.notice = `stopping ${target.replace("shell:", "session ")}…`;
-        void this.source.stop(target).then(
-          (answer) => this.answer(answer),
-          (error: unknown) => this.answer(`stop failed: ${(error as Error).message}`),
-        );
+        this.stop(`stopping ${target.replace("shell:", "session ")}…`, () => this.source.stop(target));
       } else {
         this.notice = null;
       }
@@ -135,11 +119,7 @@ export class SessionsPicker implements Component {
     const key = consoleKey(data, this.keys);
     const jobs = shellJobs(this.snapshot);
     this.notice = null;
-    if (key === "close") {
-      this.closed = true;
-      this.onClose();
-      return;
-    }
+    if (key === "close") return this.close();
     if (key === "up" || key === "down") {
       const next = Math.min(Math.max(0, this.state.selectedIndex + (key === "up" ? -1 : 1)), Math.max(0, jobs.length - 1));
       this.state = { ...this.state, selectedIndex: next, selectedKey: jobs[next]?.key ?? null };
@@ -153,13 +133,4 @@ export class SessionsPicker implements Component {
     this.refresh();
     this.host.requestRender();
   }
-
-  private answer(text: string): void {
-    if (this.closed) return;
-    this.notice = text;
-    this.refresh();
-    this.host.requestRender();
-  }
-
-  invalidate(): void {}
 }

@@ -13,7 +13,8 @@ import type { FooterModel, StatusItem } from "./snapshot.ts";
 /** Our own status key; drawn as a warning by the footer, so it is not repeated as a status. */
 export const STATUS_KEY = "pi-metrics";
 
-function styleOf(theme: Theme): FooterStyle {
+/** The footer's styles in Pi's theme. */
+export function footerStyle(theme: Theme): FooterStyle {
   return {
     accent: (s) => theme.fg("accent", s),
     bold: (s) => theme.bold(s),
@@ -67,7 +68,7 @@ export class FooterSlot {
       this.tui = tui;
       this.data = data;
       this.owned = true;
-      const style = styleOf(theme);
+      const style = footerStyle(theme);
       const unsubBranch = data.onBranchChange(() => tui.requestRender());
       let disposed = false;
       return {

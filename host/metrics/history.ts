@@ -5,7 +5,7 @@
  * request time (older schema 2 records used that basis). Pure.
  */
 import { ENTRY_LEGACY_V1, ENTRY_REQUEST, ENTRY_RUN, ENTRY_TRACE } from "./constants.ts";
-import type { Retained } from "./recorder.ts";
+import type { Retained } from "./live-view.ts";
 import type { Sample } from "./records.ts";
 import { coveredAggregate, eligiblePrefix, isCount, type Aggregate, type ThroughputInput } from "./throughput.ts";
 import { copyUsage, type UsageCopy } from "./usage.ts";

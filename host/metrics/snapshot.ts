@@ -2,7 +2,7 @@
  * The read-only snapshots the UI draws. The host builds them; `ui/metrics/` renders them and never
  * holds measurement state of its own.
  */
-import type { EffQualifier } from "./recorder.ts";
+import type { EffQualifier } from "./live-view.ts";
 
 export interface JobFigures {
   running: number;

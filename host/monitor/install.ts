@@ -17,15 +17,14 @@ import { buildAcknowledgement, runningResult, structuredResult } from "./report.
 import { buildGuidance } from "./guidance.ts";
 import {
   MONITOR_START,
-  MONITOR_START_DESCRIPTION,
+  MONITOR_START_TOOL,
   MONITOR_STOP,
-  MONITOR_STOP_DESCRIPTION,
-  MonitorStartOutput,
-  MonitorStartParams,
-  MonitorStopOutput,
-  MonitorStopParams,
+  MONITOR_STOP_TOOL,
   validateMonitorStart,
   validateMonitorStop,
+  type MonitorStartParams,
+  type MonitorStopParams,
+  type Validation,
 } from "./schemas.ts";
 import {
   createMonitorService,
@@ -115,24 +114,15 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
     (ctx.mode === "tui" || ctx.mode === "rpc") && batch.onlyValidMonitors && batch.ids.has(toolCallId);
 
   pi.registerTool({
-    name: MONITOR_START,
-    label: "Monitor",
-    description: MONITOR_START_DESCRIPTION,
-    parameters: MonitorStartParams,
-    outputSchema: MonitorStartOutput,
-    // Pi turns an exception here into the call's error result, shown to the model as is: so every message names
-    // the field it is about, and no process starts.
+    ...MONITOR_START_TOOL,
     prepareArguments(args) {
-      const verdict = validateMonitorStart(args);
-      if (!verdict.ok) throw new Error(`monitor_start: ${verdict.error}`);
+      accepted(MONITOR_START, validateMonitorStart(args));
       return withoutNulls(args) as MonitorStartParams;
     },
     async execute(toolCallId, params, signal, _onUpdate, ctx) {
-      const verdict = validateMonitorStart(params);
-      if (!verdict.ok) throw new Error(`monitor_start: ${verdict.error}`);
+      const request = accepted(MONITOR_START, validateMonitorStart(params));
       // A call cancelled before it ran starts no process.
       if (signal?.aborted) throw new Error("monitor_start: cancelled before the monitor started");
-      const request = verdict.value;
       const monitors = current();
       const delivery = asyncDelivery(toolCallId, ctx) ? "async" : "direct";
       const record = monitors.start(request, { cwd: ctx.cwd, delivery });
@@ -168,20 +158,13 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
   });
 
   pi.registerTool({
-    name: MONITOR_STOP,
-    label: "Stop monitor",
-    description: MONITOR_STOP_DESCRIPTION,
-    parameters: MonitorStopParams,
-    outputSchema: MonitorStopOutput,
+    ...MONITOR_STOP_TOOL,
     prepareArguments(args) {
-      const verdict = validateMonitorStop(args);
-      if (!verdict.ok) throw new Error(`monitor_stop: ${verdict.error}`);
+      accepted(MONITOR_STOP, validateMonitorStop(args));
       return (withoutNulls(args) ?? {}) as MonitorStopParams;
     },
     async execute(_toolCallId, params) {
-      const verdict = validateMonitorStop(params);
-      if (!verdict.ok) throw new Error(`monitor_stop: ${verdict.error}`);
-      const target = verdict.value.monitorId;
+      const target = accepted(MONITOR_STOP, validateMonitorStop(params)).monitorId;
       const monitors = current();
       if (target !== null && !monitors.active().some((record) => record.monitorId === target)) {
         const known = monitors.history().some((record) => record.monitorId === target);
@@ -200,6 +183,15 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
 }
 
 /** Models often send null for an omitted optional field; the validator reads it as omitted, and so must Pi's schema. */
+/**
+ * The request a verdict accepts. Pi turns an exception here into the call's error result, shown to the model as is:
+ * so every message names the tool and the field it is about, and no process starts.
+ */
+function accepted<T>(tool: string, verdict: Validation<T>): T {
+  if (!verdict.ok) throw new Error(`${tool}: ${verdict.error}`);
+  return verdict.value;
+}
+
 function withoutNulls(args: unknown): unknown {
   if (typeof args !== "object" || args === null || Array.isArray(args)) return args;
   return Object.fromEntries(Object.entries(args).filter(([, value]) => value !== null));

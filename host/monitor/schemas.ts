@@ -6,7 +6,7 @@
  * monitor works; the prompt guidance carries the usage rules.
  */
 import { Type, type Static } from "typebox";
-import { Completion, DiagnosticLine, LineSource, MonitorStatus } from "../../mailbox/monitor.ts";
+import { Completion, MonitorOutcome, MonitorStatus } from "../../mailbox/monitor.ts";
 import { validatePattern } from "../../actors/matcher.ts";
 import { deriveDescription } from "./describe.ts";
 import { stallOf } from "../shell/ready-params.ts";
@@ -60,35 +60,23 @@ export type MonitorStopParams = Static<typeof MonitorStopParams>;
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
+// The outcome's own fields, after the host's identity and timing; what each means is said in mailbox/monitor.ts.
+const { status, completion, stoppedBy, ...found } = MonitorOutcome.properties;
+
 /** The complete terminal result: the actor's outcome plus the host's identity and timing. Values are bounded, never previewed. */
 export const MonitorTerminalResult = Type.Object(
   {
     monitorId: Type.String(),
     description: Type.String(),
-    status: MonitorStatus,
-    completion: Completion,
-    stoppedBy: Nullable(Type.Literal("match")),
+    status,
+    completion,
+    stoppedBy,
     elapsedMs: Type.Number({ minimum: 0 }),
     /** Epoch milliseconds; null when nothing was spawned. */
     startedAt: Nullable(Type.Number()),
     completedAt: Type.Number(),
     timeoutMs: Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS }),
-    matched: Nullable(Type.String()),
-    matchedTruncated: Type.Boolean(),
-    matchedSource: Nullable(LineSource),
-    captures: Type.Record(Type.String(), Type.String()),
-    capturesTruncated: Type.Boolean(),
-    hasResult: Type.Boolean(),
-    result: Type.Optional(Type.Unknown()),
-    resultParseError: Nullable(Type.String()),
-    exitCode: Nullable(Type.Integer()),
-    signal: Nullable(Type.String()),
-    reason: Nullable(Type.String()),
-    output: Type.Array(DiagnosticLine),
-    outputTruncated: Type.Boolean(),
-    /** Secrets replaced with `[redacted:NAME]`; present only when there were any. */
-    redactions: Type.Optional(Type.Integer({ minimum: 1 })),
-    capturesRedacted: Type.Optional(Type.Literal(true)),
+    ...found,
   },
   { additionalProperties: false },
 );
@@ -110,6 +98,24 @@ export const MonitorStopOutput = Type.Object(
   { additionalProperties: false },
 );
 export type MonitorStopOutput = Static<typeof MonitorStopOutput>;
+
+// ── Declarations: what install.ts registers and bench/tokens.ts measures ────────────────────────────────────────
+
+export const MONITOR_START_TOOL = {
+  name: MONITOR_START,
+  label: "Monitor",
+  description: MONITOR_START_DESCRIPTION,
+  parameters: MonitorStartParams,
+  outputSchema: MonitorStartOutput,
+};
+
+export const MONITOR_STOP_TOOL = {
+  name: MONITOR_STOP,
+  label: "Stop monitor",
+  description: MONITOR_STOP_DESCRIPTION,
+  parameters: MonitorStopParams,
+  outputSchema: MonitorStopOutput,
+};
 
 // ── Validation ──────────────────────────────────────────────────────────────────────────────────────────────────
 

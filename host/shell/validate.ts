@@ -99,6 +99,15 @@ function sessionIdOf(tool: ShellToolName, value: unknown): Checked<number> {
   return { ok: true, value: n };
 }
 
+/** The arguments of a tool that acts on one session: its fields, and the session id they name. */
+function sessionCall(tool: ShellToolName, raw: unknown): Checked<{ fields: Record<string, unknown>; sessionId: number }> {
+  const object = checkObject(tool, raw);
+  if (!object.ok) return object;
+  const sessionId = sessionIdOf(tool, object.value.session_id);
+  if (!sessionId.ok) return sessionId;
+  return { ok: true, value: { fields: object.value, sessionId: sessionId.value } };
+}
+
 function optionalString(tool: ShellToolName, field: string, value: unknown, nonEmpty: boolean): Checked<string | undefined> {
   if (value === undefined) return { ok: true, value: undefined };
   if (typeof value !== "string") return fail(`${tool}: ${field} must be a string`);
@@ -181,11 +190,9 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3
 
 export function validateWriteStdin(raw: unknown): Checked<WriteRequest> {
   const tool = "write_stdin";
-  const object = checkObject(tool, raw);
-  if (!object.ok) return object;
-  const a = object.value;
-  const sessionId = sessionIdOf(tool, a.session_id);
-  if (!sessionId.ok) return sessionId;
+  const call = sessionCall(tool, raw);
+  if (!call.ok) return call;
+  const { fields: a, sessionId } = call.value;
   const chars = optionalString(tool, "chars", a.chars, false);
   if (!chars.ok) return chars;
   const charsB64 = optionalString(tool, "chars_b64", a.chars_b64, false);
@@ -238,7 +245,7 @@ export function validateWriteStdin(raw: unknown): Checked<WriteRequest> {
   return {
     ok: true,
     value: {
-      sessionId: sessionId.value,
+      sessionId,
       input,
       endStdin: endsStdin,
       resize,
@@ -257,30 +264,26 @@ export function validateListSessions(raw: unknown): Checked<Record<string, never
 
 export function validateSetOnExit(raw: unknown): Checked<SetOnExitRequest> {
   const tool = "set_on_exit";
-  const object = checkObject(tool, raw);
-  if (!object.ok) return object;
-  const sessionId = sessionIdOf(tool, object.value.session_id);
-  if (!sessionId.ok) return sessionId;
-  const onExit = onExitOf(tool, object.value.on_exit, true);
+  const call = sessionCall(tool, raw);
+  if (!call.ok) return call;
+  const onExit = onExitOf(tool, call.value.fields.on_exit, true);
   if (!onExit.ok) return onExit;
-  return { ok: true, value: { sessionId: sessionId.value, onExit: onExit.value } };
+  return { ok: true, value: { sessionId: call.value.sessionId, onExit: onExit.value } };
 }
 
 const SIGNALS: readonly KillSignal[] = ["SIGTERM", "SIGKILL", "SIGINT", "SIGHUP", "SIGQUIT"];
 
 export function validateKill(raw: unknown): Checked<KillRequest> {
   const tool = "kill_session";
-  const object = checkObject(tool, raw);
-  if (!object.ok) return object;
-  const sessionId = sessionIdOf(tool, object.value.session_id);
-  if (!sessionId.ok) return sessionId;
+  const call = sessionCall(tool, raw);
+  if (!call.ok) return call;
   let signal: KillSignal = "SIGTERM";
-  const rawSignal = object.value.signal;
+  const rawSignal = call.value.fields.signal;
   if (rawSignal !== undefined) {
     const name = typeof rawSignal === "string" ? rawSignal.trim().toUpperCase() : "";
     const full = (name.startsWith("SIG") ? name : `SIG${name}`) as KillSignal;
     if (!SIGNALS.includes(full)) return fail(`${tool}: signal must be one of ${SIGNALS.join(", ")} (got ${JSON.stringify(rawSignal)})`);
     signal = full;
   }
-  return { ok: true, value: { sessionId: sessionId.value, signal } };
+  return { ok: true, value: { sessionId: call.value.sessionId, signal } };
 }

@@ -10,14 +10,16 @@
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Component, TUI } from "@earendil-works/pi-tui";
 import { renderActivity } from "../../ui/activity.ts";
-import { MonitorConsole, type ConsoleSource } from "../../ui/console.ts";
+import { MonitorConsole } from "../../ui/console.ts";
+import type { ConsoleSource, JobsOverlay, OverlayOptions } from "../../ui/jobs-overlay.ts";
 import { SessionsPicker } from "../../ui/sessions-picker.ts";
 import type { UiTheme } from "../../ui/theme.ts";
 import type { Lifecycle } from "../lifecycle.ts";
 import type { MonitorService } from "../monitor/service.ts";
 import type { ShellService } from "../shell/service.ts";
 import { listText } from "../shell/result.ts";
-import { highlightShell, registerMonitorRenderers } from "./renderers.ts";
+import { registerMonitorRenderers } from "./renderers.ts";
+import { highlightShell } from "./transcript-rows.ts";
 import { registerShellRenderers } from "./shell-renderers.ts";
 import { createSnapshotBuilder, type SnapshotBuilder } from "./snapshot.ts";
 import { safe } from "../../ui/sanitize.ts";
@@ -69,10 +71,11 @@ function consoleSource(builder: SnapshotBuilder): ConsoleSource {
   };
 }
 
-/** Opens a focused full-height overlay; its refresh timer lives exactly as long as the overlay. */
-async function openOverlay<C extends Component & { refresh(): void; hasRunning(): boolean }>(
+/** Opens a focused full-height overlay over the builder's jobs; its refresh timer lives exactly as long as the overlay. */
+async function openOverlay(
   ctx: ExtensionCommandContext,
-  create: (tui: TUI, theme: UiTheme, keys: { matches(data: string, id: string): boolean }, close: () => void) => C,
+  builder: SnapshotBuilder,
+  create: (options: OverlayOptions) => JobsOverlay,
 ): Promise<void> {
   let timer: ReturnType<typeof setInterval> | null = null;
   const stopTimer = (): void => {
@@ -86,8 +89,13 @@ async function openOverlay<C extends Component & { refresh(): void; hasRunning()
           stopTimer();
           done();
         };
-        const keys = { matches: (data: string, id: string) => keybindings.matches(data, id as never) };
-        const component = create(tui, theme, keys, close);
+        const component = create({
+          source: consoleSource(builder),
+          host: { requestRender: () => tui.requestRender(), rows: () => tui.terminal.rows },
+          theme,
+          keys: { matches: (data: string, id: string) => keybindings.matches(data, id as never) },
+          onClose: close,
+        });
         timer = setInterval(() => {
           if (!component.hasRunning()) return;
           component.refresh();
@@ -133,16 +141,7 @@ export function installUi(pi: ExtensionAPI, deps: UiDeps): void {
         ctx.ui.notify(textListing(builder), "info");
         return;
       }
-      await openOverlay(ctx, (tui, theme, keys, close) =>
-        new MonitorConsole({
-          source: consoleSource(builder),
-          host: { requestRender: () => tui.requestRender(), rows: () => tui.terminal.rows },
-          theme,
-          keys,
-          onClose: close,
-          highlight: highlightShell,
-        }),
-      );
+      await openOverlay(ctx, builder, (options) => new MonitorConsole({ ...options, highlight: highlightShell }));
     },
   });
 
@@ -160,15 +159,7 @@ export function installUi(pi: ExtensionAPI, deps: UiDeps): void {
         ctx.ui.notify(shell === null ? "No shell sessions." : listText(shell.list({})), "info");
         return;
       }
-      await openOverlay(ctx, (tui, theme, keys, close) =>
-        new SessionsPicker({
-          source: consoleSource(builder),
-          host: { requestRender: () => tui.requestRender(), rows: () => tui.terminal.rows },
-          theme,
-          keys,
-          onClose: close,
-        }),
-      );
+      await openOverlay(ctx, builder, (options) => new SessionsPicker(options));
     },
   });
 }

@@ -5,8 +5,6 @@
  * tool error: a monitor that reports `failure` is a successful tool call with a failed result.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { highlightCode } from "@earendil-works/pi-coding-agent";
-import type { Component } from "@earendil-works/pi-tui";
 import { Band, EMPTY } from "../../ui/band.ts";
 import { resultBandLines, resultTone, startBandLines, TONE_STYLE } from "../../ui/bands.ts";
 import type { StartView } from "../../ui/monitor-fields.ts";
@@ -15,13 +13,7 @@ import { fit } from "../../ui/text.ts";
 import type { UiTheme } from "../../ui/theme.ts";
 import { MONITOR_START, validateMonitorStart, type MonitorTerminalResult } from "../monitor/schemas.ts";
 import { MONITOR_MESSAGE_TYPE, type MonitorDetails } from "../monitor/service.ts";
-
-export const EXPAND_KEYBINDING = "app.tools.expand";
-
-/** Shell highlighting with Pi's highlighter under the active theme. */
-export function highlightShell(code: string): string[] {
-  return highlightCode(code, "bash");
-}
+import { errorText, EXPAND_KEYBINDING, highlightShell, rowBand, selfRendered } from "./transcript-rows.ts";
 
 interface StartDetails {
   description?: string;
@@ -34,16 +26,6 @@ interface RowState {
   start?: StartView;
 }
 
-/** The part of Pi's tool render context these renderers read (Pi does not export the type by name). */
-interface RenderContext {
-  state: RowState;
-  expanded: boolean;
-  isError: boolean;
-  lastComponent: Component | undefined;
-  invalidate(): void;
-  keyText(keybinding: string): string;
-}
-
 // Renderers only draw; a pattern that would not compile still has a start band worth showing.
 const anyPattern = (): { ok: true } => ({ ok: true });
 
@@ -51,20 +33,6 @@ const anyPattern = (): { ok: true } => ({ ok: true });
 function startFromArgs(args: unknown): StartView | null {
   const verdict = validateMonitorStart(args, anyPattern);
   return verdict.ok ? verdict.value : null;
-}
-
-function reuse(
-  last: Component | undefined,
-  theme: UiTheme,
-  build: (width: number) => string[],
-  bg: Parameters<Band["update"]>[1],
-  stamp?: () => string,
-): Band {
-  if (last instanceof Band && stamp === undefined) {
-    last.update(build, bg);
-    return last;
-  }
-  return new Band(build, bg, theme, 1, stamp);
 }
 
 export interface RendererDeps {
@@ -78,51 +46,41 @@ export function registerMonitorRenderers(pi: ExtensionAPI, deps: RendererDeps): 
   const resultBuilder = (terminal: Parameters<typeof resultBandLines>[0], expanded: boolean, expandKey: string, theme: UiTheme) =>
     (width: number) => resultBandLines(terminal, { width, expanded, expandKey, theme, inConsole: deps.inConsole(terminal.monitorId) });
 
-  const renderCall = (args: unknown, theme: UiTheme, context: RenderContext): Component => {
-    const start = context.state.start ?? startFromArgs(args);
-    const expandKey = context.keyText(EXPAND_KEYBINDING);
-    if (start === null) {
-      const build = (width: number) => [fit(theme.fg("warning", theme.bold("[monitor] starting")), width)];
-      return reuse(context.lastComponent, theme, build, "toolPendingBg");
-    }
-    const build = (width: number) =>
-      startBandLines(start, { width, expanded: context.expanded, expandKey, theme, highlight: highlightShell });
-    return reuse(context.lastComponent, theme, build, TONE_STYLE.pending.bg);
-  };
-
-  const renderResult = (
-    result: { content: { type: string; text?: string }[]; details?: unknown },
-    options: { expanded: boolean; isPartial: boolean },
-    theme: UiTheme,
-    context: RenderContext,
-  ): Component => {
-    const details = (result.details ?? {}) as StartDetails;
-    if (details.startConfiguration !== undefined && context.state.start !== details.startConfiguration) {
-      // The stored configuration is what ran; redraw the start band from it (it also survives a session reload).
-      context.state.start = details.startConfiguration;
-      context.invalidate();
-    }
-    if (context.isError) {
-      const text = result.content.map((block) => block.text ?? "").join(" ");
-      const build = (width: number) => [
-        fit(`${theme.fg("error", theme.bold("[monitor] error"))}${theme.fg("error", ` · ${sanitizeInline(text).text}`)}`, width),
-      ];
-      return reuse(context.lastComponent, theme, build, "toolErrorBg");
-    }
-    const terminal = details.result;
-    if (terminal === undefined || options.isPartial) return EMPTY;
-    const build = resultBuilder(terminal, options.expanded, context.keyText(EXPAND_KEYBINDING), theme);
-    return reuse(context.lastComponent, theme, build, TONE_STYLE[resultTone(terminal)].bg, () => String(deps.inConsole(terminal.monitorId)));
-  };
-
-  pi.registerToolRenderer((toolName, next) => {
-    if (toolName !== MONITOR_START) return next();
-    return {
-      renderShell: "self",
-      renderCall: renderCall as never,
-      renderResult: renderResult as never,
-    };
-  });
+  const renderers = selfRendered<RowState>(
+    // The call: the start band, from the arguments until the stored configuration is known.
+    (args, theme, context) => {
+      const start = context.state.start ?? startFromArgs(args);
+      const expandKey = context.keyText(EXPAND_KEYBINDING);
+      if (start === null) {
+        const build = (width: number) => [fit(theme.fg("warning", theme.bold("[monitor] starting")), width)];
+        return rowBand(context.lastComponent, theme, build, "toolPendingBg");
+      }
+      const build = (width: number) =>
+        startBandLines(start, { width, expanded: context.expanded, expandKey, theme, highlight: highlightShell });
+      return rowBand(context.lastComponent, theme, build, TONE_STYLE.pending.bg);
+    },
+    // The result: the monitor's outcome, or the tool's error.
+    (result, options, theme, context) => {
+      const details = (result.details ?? {}) as StartDetails;
+      if (details.startConfiguration !== undefined && context.state.start !== details.startConfiguration) {
+        // The stored configuration is what ran; redraw the start band from it (it also survives a session reload).
+        context.state.start = details.startConfiguration;
+        context.invalidate();
+      }
+      if (context.isError) {
+        const text = errorText(result);
+        const build = (width: number) => [
+          fit(`${theme.fg("error", theme.bold("[monitor] error"))}${theme.fg("error", ` · ${sanitizeInline(text).text}`)}`, width),
+        ];
+        return rowBand(context.lastComponent, theme, build, "toolErrorBg");
+      }
+      const terminal = details.result;
+      if (terminal === undefined || options.isPartial) return EMPTY;
+      const build = resultBuilder(terminal, options.expanded, context.keyText(EXPAND_KEYBINDING), theme);
+      return rowBand(context.lastComponent, theme, build, TONE_STYLE[resultTone(terminal)].bg, () => String(deps.inConsole(terminal.monitorId)));
+    },
+  );
+  pi.registerToolRenderer((toolName, next) => (toolName === MONITOR_START ? renderers : next()));
 
   pi.registerMessageRenderer<MonitorDetails>(MONITOR_MESSAGE_TYPE, (message, options, theme) => {
     const terminal = message.details?.result;

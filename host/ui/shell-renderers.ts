@@ -28,26 +28,12 @@ import type { Tone } from "./snapshot-types.ts";
 import { SHELL_TOOL_NAMES } from "../shell/install.ts";
 import { WAKE_MESSAGE_TYPE, type WakeDetails } from "../shell/notices.ts";
 import type { KillResult, ListResult, ProcessResult, SetOnExitResult } from "../shell/result.ts";
-import { EXPAND_KEYBINDING, highlightShell } from "./renderers.ts";
-
-/** The part of Pi's tool render context these renderers read (Pi does not export the type by name). */
-interface RenderContext {
-  expanded: boolean;
-  isError: boolean;
-  isPartial: boolean;
-  lastComponent: Component | undefined;
-  keyText(keybinding: string): string;
-}
+import { errorText, EXPAND_KEYBINDING, highlightShell, rowBand, selfRendered } from "./transcript-rows.ts";
 
 type ShellDetails = ProcessResult | ListResult | SetOnExitResult | KillResult;
 
 function band(last: Component | undefined, theme: UiTheme, build: (width: number) => string[], tone: Tone): Band {
-  const bg = TONE_STYLE[tone].bg;
-  if (last instanceof Band) {
-    last.update(build, bg);
-    return last;
-  }
-  return new Band(build, bg, theme);
+  return rowBand(last, theme, build, TONE_STYLE[tone].bg);
 }
 
 /** A stored result's row: its tone and its lines per width; null when the details are not a shell result. */
@@ -74,32 +60,28 @@ export function registerShellRenderers(pi: ExtensionAPI): void {
 
   pi.registerToolRenderer((toolName, next) => {
     if (!names.includes(toolName)) return next();
-    const renderCall = (args: unknown, theme: UiTheme, context: RenderContext): Component => {
-      // A final result (also a restored one) has its own row; the call row only stands in while the call runs.
-      if (!context.isPartial) return EMPTY;
-      const raw = typeof args === "object" && args !== null ? (args as Record<string, unknown>) : {};
-      const expandKey = context.keyText(EXPAND_KEYBINDING);
-      const build = (width: number) => callRowLines(toolName, raw, { width, expanded: context.expanded, expandKey, theme, highlight: highlightShell });
-      return band(context.lastComponent, theme, build, "pending");
-    };
-    const renderResult = (
-      result: { content: { type: string; text?: string }[]; details?: unknown },
-      options: { expanded: boolean; isPartial: boolean },
-      theme: UiTheme,
-      context: RenderContext,
-    ): Component => {
-      if (options.isPartial) return EMPTY;
-      const expandKey = context.keyText(EXPAND_KEYBINDING);
-      if (context.isError) {
-        const text = result.content.map((block) => block.text ?? "").join(" ");
-        return band(context.lastComponent, theme, (width) => errorRowLines(text, { width, expanded: false, expandKey, theme }), "error");
-      }
-      const row = resultRow(result.details);
-      if (row === null) return EMPTY;
-      const build = (width: number) => row.lines({ width, expanded: options.expanded, expandKey, theme, highlight: highlightShell });
-      return band(context.lastComponent, theme, build, row.tone);
-    };
-    return { renderShell: "self", renderCall: renderCall as never, renderResult: renderResult as never };
+    return selfRendered(
+      (args, theme, context) => {
+        // A final result (also a restored one) has its own row; the call row only stands in while the call runs.
+        if (!context.isPartial) return EMPTY;
+        const raw = typeof args === "object" && args !== null ? (args as Record<string, unknown>) : {};
+        const expandKey = context.keyText(EXPAND_KEYBINDING);
+        const build = (width: number) => callRowLines(toolName, raw, { width, expanded: context.expanded, expandKey, theme, highlight: highlightShell });
+        return band(context.lastComponent, theme, build, "pending");
+      },
+      (result, options, theme, context) => {
+        if (options.isPartial) return EMPTY;
+        const expandKey = context.keyText(EXPAND_KEYBINDING);
+        if (context.isError) {
+          const text = errorText(result);
+          return band(context.lastComponent, theme, (width) => errorRowLines(text, { width, expanded: false, expandKey, theme }), "error");
+        }
+        const row = resultRow(result.details);
+        if (row === null) return EMPTY;
+        const build = (width: number) => row.lines({ width, expanded: options.expanded, expandKey, theme, highlight: highlightShell });
+        return band(context.lastComponent, theme, build, row.tone);
+      },
+    );
   });
 
   pi.registerMessageRenderer<WakeDetails>(WAKE_MESSAGE_TYPE, (message, options, theme) => {

@@ -15,7 +15,7 @@ import { processesOfRuntimes, TAG_VARIABLE } from "../../actors/job-tag.ts";
 import { cleanUpAfterCrashes, readStartTicks } from "../../host/crash-cleanup.ts";
 import { formatRegistry, parseRegistry, REGISTRY_FILE, type Registry } from "../../host/crash-registry.ts";
 import type { SupervisedRuntime } from "../../host/runtime.ts";
-import { pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
+import { killLeftovers, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
 const linux = process.platform === "linux";
 const leftovers: number[] = [];
@@ -25,15 +25,7 @@ let runtime: SupervisedRuntime | null = null;
 afterEach(async () => {
   await runtime?.shutdown();
   runtime = null;
-  for (const pid of leftovers.splice(0)) {
-    for (const target of [-pid, pid]) {
-      try {
-        process.kill(target, "SIGKILL");
-      } catch {
-        // Already gone: the test did its job.
-      }
-    }
-  }
+  killLeftovers(leftovers, { groups: true });
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 

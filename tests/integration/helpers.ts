@@ -1,6 +1,6 @@
 /**
- * Shared bits of the runtime's integration tests: a runtime per test that is always shut down, and polling
- * waits with deadlines (never fixed sleeps alone).
+ * Shared bits of the runtime's integration tests: a runtime per test that is always shut down, polling waits with
+ * deadlines (never fixed sleeps alone), and the cleanup of what a test left running.
  */
 import { readFileSync } from "node:fs";
 import { groupMembers } from "../../actors/process-group.ts";
@@ -44,5 +44,18 @@ export function pidAlive(pid: number): boolean {
     return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
   } catch {
     return false;
+  }
+}
+
+/** Kills what a test left behind, each pid (and, with `groups`, its process group too); one already gone is fine. */
+export function killLeftovers(pids: number[], options: { groups?: boolean } = {}): void {
+  for (const pid of pids.splice(0)) {
+    for (const target of options.groups ? [-pid, pid] : [pid]) {
+      try {
+        process.kill(target, "SIGKILL");
+      } catch {
+        // Already gone: the test did its job.
+      }
+    }
   }
 }

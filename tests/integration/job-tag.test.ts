@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { TAG_VARIABLE, taggedProcesses } from "../../actors/job-tag.ts";
 import { groupMembers, stopGroup } from "../../actors/process-group.ts";
 import type { SupervisedRuntime } from "../../host/runtime.ts";
-import { groupGone, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
+import { groupGone, killLeftovers, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
 const linux = process.platform === "linux";
 const leftovers: number[] = [];
@@ -21,13 +21,7 @@ let runtime: SupervisedRuntime | null = null;
 afterEach(async () => {
   await runtime?.shutdown();
   runtime = null;
-  for (const pid of leftovers.splice(0)) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // Already gone: the test did its job.
-    }
-  }
+  killLeftovers(leftovers);
 });
 
 const freshTag = () => `${randomBytes(6).toString("hex")}/job_1`;

@@ -8,30 +8,24 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJobRuntime, type SupervisedRuntime } from "../../host/runtime.ts";
 import { validateMonitorStart } from "../../host/monitor/schemas.ts";
-import { createMonitorService, type FinalReport, type MonitorRecord, type MonitorService } from "../../host/monitor/service.ts";
+import type { MonitorService } from "../../host/monitor/service.ts";
+import { monitorsOn, type Monitors } from "./monitors.ts";
 
 let runtime: SupervisedRuntime;
 let service: MonitorService;
+let run: Monitors["run"];
 let cwd: string;
 
 beforeAll(() => {
   cwd = mkdtempSync(join(tmpdir(), "pi-jobs-monitor-bounds-"));
   runtime = createJobRuntime({ warm: 2, checkMessages: true });
-  service = createMonitorService();
-  service.bind({ deliver: () => undefined, runtime: () => runtime });
+  ({ service, run } = monitorsOn(runtime, cwd));
 });
 
 afterAll(async () => {
   await runtime.shutdown();
   rmSync(cwd, { recursive: true, force: true });
 });
-
-async function run(args: Record<string, unknown>): Promise<FinalReport & { record: MonitorRecord }> {
-  const verdict = validateMonitorStart(args);
-  if (!verdict.ok) throw new Error(verdict.error);
-  const record = service.start(verdict.value, { cwd, delivery: "direct" });
-  return { ...(await service.settle(record)), record };
-}
 
 const bytes = (text: string): number => Buffer.byteLength(text, "utf8");
 /** A Python one-liner as a shell word (python3 keeps multi-byte output exact, unlike printf across shells). */

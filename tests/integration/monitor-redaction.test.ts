@@ -9,23 +9,17 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMonitorEngine } from "../../actors/monitor-engine.ts";
 import { createRedactor, marker } from "../../actors/redact.ts";
-import { validateMonitorStart } from "../../host/monitor/schemas.ts";
-import {
-  createMonitorService,
-  type Delivery,
-  type FinalReport,
-  type MonitorRecord,
-  type MonitorService,
-} from "../../host/monitor/service.ts";
+import type { Delivery, FinalReport, MonitorRecord } from "../../host/monitor/service.ts";
 import { createJobRuntime, type SupervisedRuntime } from "../../host/runtime.ts";
+import { monitorsOn, type Monitors } from "./monitors.ts";
 
 const SECRET = "tok_9Qe7Lw2Xc5Vb8Nm4Kj6H";
 const GITHUB = `ghp_${"R7".repeat(18)}`;
 
 let runtime: SupervisedRuntime;
-let service: MonitorService;
+let monitors: Monitors;
+let deliveries: Delivery[];
 let cwd: string;
-const deliveries: Delivery[] = [];
 let last: MonitorRecord | null = null;
 const saved = process.env.MY_API_TOKEN;
 
@@ -34,8 +28,8 @@ beforeAll(() => {
   process.env.MY_API_TOKEN = SECRET;
   cwd = mkdtempSync(join(tmpdir(), "pi-jobs-monitor-redaction-"));
   runtime = createJobRuntime({ warm: 1, checkMessages: true });
-  service = createMonitorService();
-  service.bind({ deliver: (delivery) => void deliveries.push(delivery), runtime: () => runtime });
+  monitors = monitorsOn(runtime, cwd);
+  deliveries = monitors.deliveries;
 });
 
 afterAll(async () => {
@@ -46,10 +40,9 @@ afterAll(async () => {
 });
 
 async function run(args: Record<string, unknown>, delivery: "direct" | "async" = "direct"): Promise<FinalReport> {
-  const verdict = validateMonitorStart(args);
-  if (!verdict.ok) throw new Error(verdict.error);
-  last = service.start(verdict.value, { cwd, delivery });
-  return service.settle(last);
+  const final = await monitors.run(args, delivery);
+  last = final.record;
+  return final;
 }
 
 /** Everything of a final report that reaches the model or the screen, as one string. */

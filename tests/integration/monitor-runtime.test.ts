@@ -10,37 +10,27 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createJobRuntime, type SupervisedRuntime } from "../../host/runtime.ts";
 import { validateMonitorStart } from "../../host/monitor/schemas.ts";
-import { createMonitorService, type Delivery, type FinalReport, type MonitorRecord, type MonitorService } from "../../host/monitor/service.ts";
+import type { Delivery, FinalReport, MonitorRecord, MonitorService } from "../../host/monitor/service.ts";
 import { groupGone, pidAlive, waitFor } from "./helpers.ts";
+import { monitorsOn, type Monitors } from "./monitors.ts";
 
 let runtime: SupervisedRuntime;
 let service: MonitorService;
+let start: Monitors["start"];
+let run: Monitors["run"];
+let deliveries: Delivery[];
 let cwd: string;
-const deliveries: Delivery[] = [];
 
 beforeAll(() => {
   cwd = mkdtempSync(join(tmpdir(), "pi-jobs-monitor-runtime-"));
   runtime = createJobRuntime({ warm: 2, checkMessages: true });
-  service = createMonitorService();
-  service.bind({ deliver: (delivery) => void deliveries.push(delivery), runtime: () => runtime });
+  ({ service, start, run, deliveries } = monitorsOn(runtime, cwd));
 });
 
 afterAll(async () => {
   await runtime.shutdown();
   rmSync(cwd, { recursive: true, force: true });
 });
-
-/** Starts a monitor from tool-style arguments, as monitor_start would. */
-function start(args: Record<string, unknown>, delivery: "direct" | "async" = "direct"): MonitorRecord {
-  const verdict = validateMonitorStart(args);
-  if (!verdict.ok) throw new Error(verdict.error);
-  return service.start(verdict.value, { cwd, delivery });
-}
-
-async function run(args: Record<string, unknown>): Promise<FinalReport & { record: MonitorRecord }> {
-  const record = start(args);
-  return { ...(await service.settle(record)), record };
-}
 
 function file(name: string): string {
   return join(cwd, name);

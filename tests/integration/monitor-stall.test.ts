@@ -4,30 +4,22 @@
  */
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createJobRuntime, type SupervisedRuntime } from "../../host/runtime.ts";
 import { validateMonitorStart } from "../../host/monitor/schemas.ts";
-import { createMonitorService, type MonitorService } from "../../host/monitor/service.ts";
+import { createJobRuntime, type SupervisedRuntime } from "../../host/runtime.ts";
 import { groupGone } from "./helpers.ts";
+import { monitorsOn, type Monitors } from "./monitors.ts";
 
 let runtime: SupervisedRuntime;
-let service: MonitorService;
+let run: Monitors["run"];
 
 beforeAll(() => {
   runtime = createJobRuntime({ warm: 1, checkMessages: true });
-  service = createMonitorService();
-  service.bind({ deliver: () => {}, runtime: () => runtime });
+  ({ run } = monitorsOn(runtime, tmpdir()));
 });
 
 afterAll(async () => {
   await runtime.shutdown();
 });
-
-async function run(args: Record<string, unknown>) {
-  const verdict = validateMonitorStart(args);
-  if (!verdict.ok) throw new Error(verdict.error);
-  const record = service.start(verdict.value, { cwd: tmpdir(), delivery: "direct" });
-  return { ...(await service.settle(record)), record };
-}
 
 describe("monitor stall_seconds", () => {
   it("a silent idle run ends as failure reason=stalled, its tail kept, with next=", async () => {

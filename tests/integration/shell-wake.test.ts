@@ -7,13 +7,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SupervisedRuntime } from "../../host/runtime.ts";
-import { ShellService, type CallContext } from "../../host/shell/service.ts";
+import type { CallContext, ShellService } from "../../host/shell/service.ts";
 import { createShellState } from "../../host/shell/state.ts";
-import { WakeScheduler } from "../../host/shell/wake-delivery.ts";
+import type { WakeScheduler } from "../../host/shell/wake-delivery.ts";
 import type { CompletionInfo } from "../../host/shell/wake-ledger.ts";
 import { runtimeFor, waitFor } from "./helpers.ts";
+import { wakingShell, type WakingShell } from "./waking-shell.ts";
 
 let runtime: SupervisedRuntime;
+let shell: WakingShell;
 let service: ShellService;
 let wakes: WakeScheduler;
 let sent: CompletionInfo[][];
@@ -26,21 +28,15 @@ beforeEach(() => {
   runtime = runtimeFor();
   sent = [];
   refuse = false;
-  service = new ShellService(createShellState({ wakeTiming: { quietMs: 400, maxDelayMs: 1500 } }), { runtime: () => runtime, killGraceMs: 300 });
-  wakes = new WakeScheduler(
-    () => service.state,
-    (batch) => {
-      if (refuse) throw new Error("ctx is stale");
-      sent.push([...batch]);
-    },
-  );
-  service.state.onCompletion = () => wakes.schedule();
-  wakes.start();
+  shell = wakingShell(runtime, { quietMs: 400, maxDelayMs: 1500 }, (batch) => {
+    if (refuse) throw new Error("ctx is stale");
+    sent.push([...batch]);
+  });
+  ({ service, wakes } = shell);
 });
 
 afterEach(async () => {
-  wakes.stop();
-  await service.stopAll();
+  await shell.close();
   await runtime.shutdown();
 });
 

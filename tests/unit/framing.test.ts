@@ -222,7 +222,7 @@ describe("createFramer: the record limit", () => {
   });
 });
 
-describe("createFramer: sources, end() and partial()", () => {
+describe("createFramer: sources, end(), partial() and partialBytes()", () => {
   it("keeps a separate unterminated line per source", () => {
     const framer = createFramer<Source>({ maxRecordBytes: 100 });
     expect(framer.push("stdout", encode("out-a"))).toEqual([]);
@@ -272,6 +272,23 @@ describe("createFramer: sources, end() and partial()", () => {
     expect(framer.partial("stdout")).toEqual({ text: "price ", bytes: 8, overLimit: false });
     framer.push("stdout", bytesOf([0xac]));
     expect(framer.partial("stdout")).toEqual({ text: "price €", bytes: 9, overLimit: false });
+  });
+
+  it("partialBytes() counts the unterminated line across chunks and terminators, the bytes over the limit too", () => {
+    const framer = createFramer<Source>({ maxRecordBytes: 4 });
+    expect(framer.partialBytes("stdout")).toBe(0);
+    framer.push("stdout", encode("done\nhalf"));
+    expect(framer.partialBytes("stdout")).toBe(4);
+    framer.push("stdout", encode(" a line"));
+    expect(framer.partialBytes("stdout")).toBe(11);
+    expect(framer.partialBytes("stderr")).toBe(0);
+    // A lone CR ends a line; a LF right after it (in the next chunk) belongs to it and starts nothing.
+    framer.push("stdout", encode("\r"));
+    expect(framer.partialBytes("stdout")).toBe(0);
+    framer.push("stdout", encode("\nab\rc"));
+    expect(framer.partialBytes("stdout")).toBe(1);
+    framer.end("stdout");
+    expect(framer.partialBytes("stdout")).toBe(0);
   });
 });
 

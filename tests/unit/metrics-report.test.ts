@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { History } from "../../host/metrics/history.ts";
-import type { LiveView } from "../../host/metrics/recorder.ts";
+import type { LiveView } from "../../host/metrics/live-view.ts";
 import { summarizeReceipts } from "../../host/metrics/receipts.ts";
 import type { FooterModel } from "../../host/metrics/snapshot.ts";
 import { metricsDetails, metricsSummary, receiptLines, type MetricsReport } from "../../ui/metrics/report.ts";

@@ -14,27 +14,7 @@ import {
 } from "../../host/monitor/report.ts";
 import { decodeRle, parseRle, RLE_ENCODING_LINE } from "../../host/monitor/rle.ts";
 import { MonitorStartOutput } from "../../host/monitor/schemas.ts";
-
-function outcome(fields: Partial<MonitorOutcome>): MonitorOutcome {
-  return {
-    status: "success",
-    completion: "match",
-    stoppedBy: null,
-    matched: null,
-    matchedTruncated: false,
-    matchedSource: null,
-    captures: {},
-    capturesTruncated: false,
-    hasResult: false,
-    resultParseError: null,
-    exitCode: null,
-    signal: null,
-    reason: null,
-    output: [],
-    outputTruncated: false,
-    ...fields,
-  };
-}
+import { outcome } from "../fixtures/monitor-outcomes.ts";
 
 const out = (source: DiagnosticLine["source"], text: string, count = 1, clipped = false): DiagnosticLine => ({
   source,

@@ -13,7 +13,7 @@ import { resultBandLines, startBandLines, TONE_STYLE } from "../../ui/bands.ts";
 import { initialState, reduce } from "../../ui/console-state.ts";
 import { renderConsole } from "../../ui/console-view.ts";
 import type { UiTheme } from "../../ui/theme.ts";
-import { bigJson, monitorJob, snapshotOf, START, terminalResult } from "../fixtures/ui-snapshots.ts";
+import { bigJson, failingResult, monitorJob, snapshotOf, START, terminalResult } from "../fixtures/ui-snapshots.ts";
 
 let ui: UiTheme;
 let theme: Theme;
@@ -112,15 +112,7 @@ describe("transcript bands", () => {
 });
 
 describe("/monitor console", () => {
-  const failing = terminalResult({
-    status: "failure",
-    stoppedBy: null,
-    exitCode: 2,
-    reason: "failure_pattern",
-    outputTruncated: true,
-    matched: "FAILED: expected 2, got 3",
-    output: [{ source: "stderr", text: "FAILED: expected 2, got 3", count: 1, clipped: false }],
-  });
+  const failing = failingResult();
   const longCommand = `set -e; ${"npm run step && ".repeat(40)}echo done`;
 
   for (const width of WIDTHS) {

@@ -9,17 +9,19 @@
 import { highlightCode, type Theme } from "@earendil-works/pi-coding-agent";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { MonitorTerminalResult } from "../../host/monitor/schemas.ts";
+import { footerStyle } from "../../host/metrics/footer-slot.ts";
 import type { FooterModel } from "../../host/metrics/snapshot.ts";
 import type { JobsSnapshot, JobView } from "../../host/ui/snapshot-types.ts";
 import { renderActivity } from "../../ui/activity.ts";
 import { Band } from "../../ui/band.ts";
 import { resultBandLines, resultTone, startBandLines, TONE_STYLE } from "../../ui/bands.ts";
-import { MonitorConsole, type ConsoleSource } from "../../ui/console.ts";
+import { MonitorConsole } from "../../ui/console.ts";
+import type { ConsoleSource } from "../../ui/jobs-overlay.ts";
 import { renderFooter, type FooterStyle } from "../../ui/metrics/footer.ts";
 import { sanitizeStatus } from "../../ui/metrics/format.ts";
 import { SessionsPicker } from "../../ui/sessions-picker.ts";
 import { callRowLines, killRowLines, listRowLines, processRowLines, setOnExitRowLines, shellTone, wakeRowLines } from "../../ui/shell-rows.ts";
-import { bigJson, monitorJob, snapshotOf, START, terminalResult } from "../fixtures/ui-snapshots.ts";
+import { bigJson, failingResult, monitorJob, snapshotOf, START, terminalResult } from "../fixtures/ui-snapshots.ts";
 import { paint, piTheme, renderWithPiTui, type Painted } from "../fixtures/ui-vterm.ts";
 import { exitedResult, killResult, listResult, processResult, SET_ON_EXIT, WAKE } from "../fixtures/shell-results.ts";
 
@@ -133,17 +135,6 @@ function consoleOf(snapshot: JobsSnapshot, rows: number, output: Record<string, 
   });
 }
 
-function footerStyle(t: Theme): FooterStyle {
-  return {
-    accent: (s) => t.fg("accent", s),
-    bold: (s) => t.bold(s),
-    dim: (s) => t.fg("dim", s),
-    muted: (s) => t.fg("muted", s),
-    warning: (s) => t.fg("warning", s),
-    error: (s) => t.fg("error", s),
-  };
-}
-
 function footerModel(over: Partial<FooterModel> = {}): FooterModel {
   return {
     cwd: "~/project",
@@ -175,15 +166,7 @@ function footerModel(over: Partial<FooterModel> = {}): FooterModel {
   };
 }
 
-const failing = terminalResult({
-  status: "failure",
-  stoppedBy: null,
-  exitCode: 2,
-  reason: "failure_pattern",
-  outputTruncated: true,
-  matched: "FAILED: expected 2, got 3",
-  output: [{ source: "stderr", text: "FAILED: expected 2, got 3", count: 3, clipped: false }],
-});
+const failing = failingResult(3);
 
 function outcome(status: (typeof OUTCOMES)[number], overrides: Partial<MonitorTerminalResult> = {}): MonitorTerminalResult {
   const facts: Record<(typeof OUTCOMES)[number], Partial<MonitorTerminalResult>> = {

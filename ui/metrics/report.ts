@@ -7,7 +7,7 @@ import type { AgentSummary, AgentView } from "../../host/metrics/agent-store.ts"
 import type { DelegationRecord } from "../../host/metrics/delegation.ts";
 import type { History } from "../../host/metrics/history.ts";
 import type { ReceiptGroup, ReceiptSubtotal, ReceiptSummary } from "../../host/metrics/receipts.ts";
-import type { LiveView } from "../../host/metrics/recorder.ts";
+import type { LiveView } from "../../host/metrics/live-view.ts";
 import type { FooterModel, JobFigures } from "../../host/metrics/snapshot.ts";
 import type { Aggregate } from "../../host/metrics/throughput.ts";
 import type { NativeTotals } from "../../host/metrics/usage.ts";
