@@ -1,9 +1,10 @@
 /**
  * A job's retained output window, kept in its actor: the last few hundred KiB as the chunks arrived, for the console
- * and `/jobs`. Taking a chunk in is constant work (one push, maybe one eviction of a whole chunk); decoding into lines
- * happens only when someone reads, at human rate, and only the decoded window crosses to the host. Whatever leaves the
- * window is counted, never silent.
+ * and `/jobs`. Taking a chunk in is one copy into a reused buffer (actors/byte-ring.ts) and a record, maybe the
+ * eviction of whole old chunks; decoding into lines happens only when someone reads, at human rate, and only the
+ * decoded window crosses to the host. Whatever leaves the window is counted, never silent.
  */
+import { ByteRing } from "./byte-ring.ts";
 import { createFifo } from "./fifo.ts";
 import { createFramer } from "./framing.ts";
 import type { RetainedWindow, RetainedLine } from "../mailbox/protocol.ts";
@@ -20,12 +21,14 @@ export interface OutputWindow {
 
 interface Chunk {
   source: SourceName;
-  payload: Uint8Array;
+  /** Absolute position of its first byte in the ring. */
+  at: number;
   bytes: number;
   lines: number;
 }
 
 export function createOutputWindow(options: { maxBytes: number; maxLines: number }): OutputWindow {
+  const ring = new ByteRing();
   const chunks = createFifo<Chunk>();
   let bytes = 0;
   let lines = 0;
@@ -35,7 +38,7 @@ export function createOutputWindow(options: { maxBytes: number; maxLines: number
   return {
     feed(source, payload, lineCount) {
       if (payload.length === 0) return;
-      const batch: Chunk = { source, payload, bytes: payload.length, lines: lineCount };
+      const batch: Chunk = { source, at: ring.append(payload), bytes: payload.length, lines: lineCount };
       chunks.push(batch);
       bytes += batch.bytes;
       lines += batch.lines;
@@ -44,6 +47,7 @@ export function createOutputWindow(options: { maxBytes: number; maxLines: number
         const old = chunks.at(0)!;
         if (bytes - old.bytes < options.maxBytes * 2 && lines - old.lines < options.maxLines * 2) break;
         chunks.shift(1);
+        ring.dropBefore(chunks.at(0)!.at);
         bytes -= old.bytes;
         lines -= old.lines;
         evictedBytes += old.bytes;
@@ -69,7 +73,7 @@ export function createOutputWindow(options: { maxBytes: number; maxLines: number
       };
       for (let index = 0; index < chunks.length; index += 1) {
         const chunk = chunks.at(index)!;
-        take(framer.push(chunk.source, chunk.payload));
+        ring.read(chunk.at, chunk.at + chunk.bytes, (piece) => take(framer.push(chunk.source, piece)));
       }
       for (const source of SOURCE_NAMES) take(framer.end(source));
       let droppedLines = evictedLines + fragmentLines;

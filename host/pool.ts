@@ -26,6 +26,8 @@ export interface ActorPool {
 
 /** How long a thread above the warm ones may stay idle: the "recent" in "as many threads as the recent peak". */
 const IDLE_TIMEOUT_MS = 30_000;
+/** The young generation of an actor thread's heap, in MiB. */
+const ACTOR_YOUNG_GENERATION_MB = 2;
 /** How long after a job took a thread the pool starts the threads that keep `warm` idle (see scheduleTopUp). */
 const TOP_UP_DELAY_MS = 25;
 /** How long `destroy` waits for threads still loading their modules before it leaves them to end with the process. */
@@ -49,6 +51,10 @@ export function createActorPool(options: { capacity: number; warm: number; entry
     // finished job left behind, such as a PTY's last callbacks, completes before the thread is reused.
     atomics: "disabled",
     idleTimeout: IDLE_TIMEOUT_MS,
+    // An actor reading a flood allocates a buffer per read; with V8's default young generation each thread grew its
+    // nursery to tens of MiB under 8 floods. A small one keeps the process ~60 MiB smaller then, and measured faster
+    // too (docs/decisions.md, "A small young generation per actor thread").
+    resourceLimits: { maxYoungGenerationSizeMb: ACTOR_YOUNG_GENERATION_MB },
   });
   // An idle worker that fails (e.g. its module cannot load) has no task to fail with, so piscina emits the error
   // on the pool; unheard, that would throw on Pi's thread. Jobs started on such a pool fail with the same error.

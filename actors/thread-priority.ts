@@ -1,0 +1,25 @@
+/**
+ * Job actor threads run a few nice steps below Pi's own thread, so that output floods read on them leave Pi's thread
+ * the CPU it needs to stay smooth (docs/decisions.md, "Actor threads run below the host; jobs' processes do not").
+ * On Linux a nice value belongs to a thread, so this lowers only the calling thread; elsewhere `setpriority` would
+ * lower the whole process, Pi included, so nothing is done there.
+ */
+import { getPriority, setPriority } from "node:os";
+
+/** How far below the host an actor thread runs: a tenth of a normal thread's share when the CPU is contended. */
+export const ACTOR_NICE_STEPS = 10;
+const LOWEST = 19;
+
+/** Lowers the calling thread's priority by ACTOR_NICE_STEPS (Linux only). Returns the nice value it runs at. */
+export function lowerThisThread(): number {
+  const current = getPriority(0);
+  if (process.platform !== "linux") return current;
+  const lowered = Math.min(LOWEST, current + ACTOR_NICE_STEPS);
+  try {
+    setPriority(0, lowered);
+    return lowered;
+  } catch {
+    // A sandbox that forbids it: the thread keeps the host's priority.
+    return current;
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * The retained output window (actors/output-window.ts) keeps its bytes in one reused buffer (actors/byte-ring.ts):
+ * checked against the window as first written, which kept every chunk itself, on random output — lines of every
+ * length, both sources, chunks cut anywhere, more than the window holds — and the ring on its own against a plain
+ * array of bytes.
+ */
+import { describe, expect, it } from "vitest";
+import { ByteRing } from "../../actors/byte-ring.ts";
+import { countNewlines, createFramer } from "../../actors/framing.ts";
+import { createOutputWindow } from "../../actors/output-window.ts";
+import type { RetainedLine, RetainedWindow } from "../../mailbox/protocol.ts";
+import type { SourceName } from "../../mailbox/constants.ts";
+
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+/** The window's rules as first written: every chunk kept as it came. */
+function referenceWindow(options: { maxBytes: number; maxLines: number }) {
+  const chunks: { source: SourceName; payload: Uint8Array; lines: number }[] = [];
+  let bytes = 0;
+  let lines = 0;
+  let evictedBytes = 0;
+  let evictedLines = 0;
+  return {
+    feed(source: SourceName, payload: Uint8Array, lineCount: number) {
+      if (payload.length === 0) return;
+      chunks.push({ source, payload: Uint8Array.from(payload), lines: lineCount });
+      bytes += payload.length;
+      lines += lineCount;
+      while (chunks.length > 1) {
+        const old = chunks[0]!;
+        if (bytes - old.payload.length < options.maxBytes * 2 && lines - old.lines < options.maxLines * 2) break;
+        chunks.shift();
+        bytes -= old.payload.length;
+        lines -= old.lines;
+        evictedBytes += old.payload.length;
+        evictedLines += old.lines;
+      }
+    },
+    read(): RetainedWindow {
+      const framer = createFramer<RetainedLine["source"]>({ maxRecordBytes: 10 * 1024 });
+      const decoded: RetainedLine[] = [];
+      const skipFirst = new Set<SourceName>(evictedBytes > 0 ? ["stdout", "stderr", "pty"] : []);
+      let fragmentBytes = 0;
+      let fragmentLines = 0;
+      const take = (records: ReturnType<typeof framer.push>) => {
+        for (const record of records) {
+          if (skipFirst.delete(record.source)) {
+            fragmentBytes += record.bytes + 1;
+            fragmentLines += 1;
+            continue;
+          }
+          decoded.push({ source: record.source, text: record.text });
+        }
+      };
+      for (const chunk of chunks) take(framer.push(chunk.source, chunk.payload));
+      for (const source of ["stdout", "stderr", "pty"] as const) take(framer.end(source));
+      let droppedLines = evictedLines + fragmentLines;
+      let droppedBytes = evictedBytes + fragmentBytes;
+      let start = Math.max(0, decoded.length - options.maxLines);
+      let kept = 0;
+      for (let index = decoded.length - 1; index >= start; index -= 1) {
+        const size = Buffer.byteLength(decoded[index]!.text) + 1;
+        if (kept + size > options.maxBytes) {
+          start = index + 1;
+          break;
+        }
+        kept += size;
+      }
+      for (let index = 0; index < start; index += 1) {
+        droppedLines += 1;
+        droppedBytes += Buffer.byteLength(decoded[index]!.text) + 1;
+      }
+      return { lines: decoded.slice(start), droppedLines, droppedBytes };
+    },
+  };
+}
+
+describe("ByteRing", () => {
+  it("keeps exactly the bytes appended and not dropped, across growth and wrap-around", () => {
+    const next = random(7);
+    const ring = new ByteRing();
+    let kept: number[] = [];
+    let first = 0;
+    for (let step = 0; step < 3000; step += 1) {
+      const size = Math.floor(next() * (next() < 0.05 ? 70_000 : 3000));
+      const bytes = Uint8Array.from({ length: size }, (_, i) => (step * 31 + i) & 0xff);
+      const at = ring.append(bytes);
+      expect(at).toBe(first + kept.length);
+      for (const byte of bytes) kept.push(byte);
+      if (next() < 0.5 && kept.length > 0) {
+        const drop = Math.floor(next() * kept.length);
+        ring.dropBefore(first + drop);
+        kept = kept.slice(drop);
+        first += drop;
+      }
+      expect(ring.length).toBe(kept.length);
+      if (step % 50 === 0 && kept.length > 0) {
+        const from = first + Math.floor(next() * kept.length);
+        const to = from + Math.floor(next() * (first + kept.length - from));
+        const read: number[] = [];
+        ring.read(from, to, (piece) => {
+          for (const byte of piece) read.push(byte);
+        });
+        expect(read).toEqual(kept.slice(from - first, to - first));
+      }
+    }
+    expect(() => ring.read(first - 1, first, () => {})).toThrow(RangeError);
+  });
+});
+
+describe("the output window", () => {
+  it("reads exactly as the window that kept every chunk", () => {
+    const words = ["ok", "error: something failed", "é€😀", "\r", "", "x".repeat(12_000)];
+    for (let seed = 1; seed <= 24; seed += 1) {
+      const next = random(seed);
+      const options = seed % 2 === 0 ? { maxBytes: 4096, maxLines: 40 } : { maxBytes: 256 * 1024, maxLines: 2000 };
+      const window = createOutputWindow(options);
+      const reference = referenceWindow(options);
+      for (let chunkIndex = 0; chunkIndex < 100; chunkIndex += 1) {
+        const parts: string[] = [];
+        const count = Math.floor(next() * 200);
+        for (let i = 0; i < count; i += 1) parts.push(words[Math.floor(next() * words.length)]!, next() < 0.8 ? "\n" : "");
+        const bytes = Buffer.from(parts.join(""));
+        const cut = Math.floor(next() * (bytes.length + 1));
+        const source: SourceName = next() < 0.7 ? "stdout" : "stderr";
+        for (const piece of [bytes.subarray(0, cut), bytes.subarray(cut)]) {
+          window.feed(source, piece, countNewlines(piece));
+          reference.feed(source, piece, countNewlines(piece));
+        }
+        if (chunkIndex % 20 === 19) expect(window.read(), `seed ${seed}, chunk ${chunkIndex}`).toEqual(reference.read());
+      }
+    }
+  });
+
+  it("does not keep the chunks it was given: later changes to their bytes change nothing", () => {
+    const window = createOutputWindow({ maxBytes: 1024, maxLines: 10 });
+    const chunk = Buffer.from("first line\n");
+    window.feed("stdout", chunk, 1);
+    chunk.fill(0x21);
+    expect(window.read().lines).toEqual([{ source: "stdout", text: "first line" }]);
+  });
+});
