@@ -13,6 +13,7 @@
  * In both modes a failure match on a line beats a success match on the same line (the matcher checks the failure
  * pattern first), and the matcher's own limits (line, queue, errors) decide as failures.
  */
+import { NO_HIT, type HitFields } from "../mailbox/constants.ts";
 import type { Completion, LineSource, MonitorOutcome } from "../mailbox/monitor.ts";
 import type { EndCause } from "../mailbox/protocol.ts";
 import { incompleteSuffix } from "../shared/utf8.ts";
@@ -194,31 +195,6 @@ export function settle(state: ContractState, end: ProcessEnd): Verdict {
     }
   }
 }
-
-type HitFields = Pick<
-  Verdict,
-  | "matched"
-  | "matchedTruncated"
-  | "matchedSource"
-  | "captures"
-  | "capturesTruncated"
-  | "hasResult"
-  | "result"
-  | "resultParseError"
-  | "redactions"
-  | "capturesRedacted"
->;
-
-/** The evidence fields of an outcome that nothing matched. */
-export const NO_HIT: Readonly<HitFields> = Object.freeze({
-  matched: null,
-  matchedTruncated: false,
-  matchedSource: null,
-  captures: Object.freeze({}) as Record<string, string>,
-  capturesTruncated: false,
-  hasResult: false,
-  resultParseError: null,
-});
 
 function hitFields(hit: Hit | null): HitFields {
   if (hit === null) return { ...NO_HIT, captures: {} };

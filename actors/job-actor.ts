@@ -23,6 +23,7 @@ import type {
   ActorResult,
   ActorSnapshot,
   ActorTask,
+  ActorTaskResult,
   EndCause,
   Read,
   RetainedWindow,
@@ -30,24 +31,20 @@ import type {
   WriteAck,
 } from "../mailbox/protocol.ts";
 import { HEARTBEAT_MS, STREAM_CLOSE_ROUNDS, STREAM_CLOSE_WAIT_MS } from "../mailbox/timings.ts";
-import { Comlink, createNodeEndpoint } from "./comlink-endpoint.ts";
+import { Comlink, createNodeEndpoint } from "../shared/comlink-endpoint.ts";
 import { countNewlines } from "./framing.ts";
 import { openLogWriter, type LogWriter } from "./log-writer.ts";
 import { redactedReads, redactWindow, type RedactedTaken } from "./output-redaction.ts";
 import { createRedactor, type Redactor } from "./redact.ts";
 import type { MonitorEngine } from "./monitor-engine.ts";
 import { createOutputWindow, type OutputWindow } from "./output-window.ts";
-import { stopGroup, type StopOptions } from "./process-group.ts";
+import { stopGroup, type StopOptions } from "../shared/process-group.ts";
 import { spawnProcess, SpawnError, type ProcessIo } from "./process-io.ts";
 import { createOutputText, type OutputText } from "./output-text.ts";
 import { ALL_UNREAD } from "./unread-output.ts";
 import type { ProcessEnd } from "./contract.ts";
 import { JobWatch } from "./job-watch.ts";
 
-export interface ActorTaskResult {
-  id: string;
-  cause: EndCause;
-}
 
 /** The log of a job that never claimed its spawn: no file, nothing written. */
 const NO_LOG: LogWriter = {

@@ -6,7 +6,7 @@
  */
 import type { Notice, ReadyReport, WatchSpec } from "../mailbox/protocol.ts";
 import type { JobCellWriter } from "../mailbox/job-cell.ts";
-import { taggedProcesses } from "./job-tag.ts";
+import { taggedProcesses } from "../shared/job-tag.ts";
 import { listeningPorts } from "./listening-ports.ts";
 import { detectPrompt, PROMPT_MAX_CHARS } from "./prompt-detect.ts";
 import { ReadyWatch } from "./ready-watch.ts";

@@ -7,26 +7,9 @@
  * and never throw: a full quota truncates the log, a storage failure stops it, and both are reported in `state()`.
  * Logs may hold secrets from the command's output, so the directory is 0700 and each file 0600, created exclusively.
  */
-import { chmodSync, closeSync, constants, fchmodSync, mkdtempSync, openSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, constants, fchmodSync, openSync, writeSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { LogState } from "../mailbox/protocol.ts";
-
-/** Creates the session's private log directory under the system temp directory. */
-export function createSessionLogDir(prefix = "pi-jobs-"): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  // mkdtemp asks for 0700, but a umask is applied to it; set the mode explicitly.
-  chmodSync(dir, 0o700);
-  return dir;
-}
-
-/** A session-wide budget of `bytes` log bytes, to share with every actor. */
-export function createLogBudget(bytes: number): SharedArrayBuffer {
-  if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`log budget must be a byte count, got ${bytes}`);
-  const budget = new SharedArrayBuffer(BigInt64Array.BYTES_PER_ELEMENT);
-  new BigInt64Array(budget)[0] = BigInt(bytes);
-  return budget;
-}
 
 /** Takes up to `wanted` bytes from the shared budget and returns how many were granted. */
 function reserve(budget: BigInt64Array, wanted: number): number {

@@ -16,41 +16,10 @@
  * match a sentinel, so each pattern first gets a prefilter: a plain substring test for the literal every match must
  * begin with. It changes no verdict and leaves the worst case linear.
  */
-import v8 from "node:v8";
 import { Worker } from "node:worker_threads";
 import type { RawMatch } from "./contract.ts";
-import { workerUrl } from "./entry-url.ts";
-
-let linearEngineEnabled = false;
-
-/**
- * The linear engine is behind a V8 flag. Flags are process-wide and cannot be passed to a worker's execArgv; this
- * one only makes the `l` flag available and changes nothing for regexes compiled without it.
- */
-function enableLinearEngine(): void {
-  if (linearEngineEnabled) return;
-  v8.setFlagsFromString("--enable-experimental-regexp-engine");
-  linearEngineEnabled = true;
-}
-
-function compileLinear(source: string): RegExp | null {
-  enableLinearEngine();
-  try {
-    return new RegExp(source, "l");
-  } catch {
-    return null;
-  }
-}
-
-/** For the tool layer: does `source` compile as a JavaScript regex at all, and can it run in linear time. */
-export function validatePattern(source: string): { ok: true; linear: boolean } | { ok: false; error: string } {
-  try {
-    new RegExp(source);
-  } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
-  }
-  return { ok: true, linear: compileLinear(source) !== null };
-}
+import { workerUrl } from "../shared/entry-url.ts";
+import { compileLinear, validatePattern } from "../shared/linear-regex.ts";
 
 /** A cheap necessary condition for a pattern to match a line: false means it cannot. */
 export type Prefilter = (text: string) => boolean;

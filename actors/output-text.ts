@@ -11,8 +11,6 @@ import type { SourceName } from "../mailbox/constants.ts";
 import { pipeText } from "./pipe-text.ts";
 import { UnreadOutput, type TakenOutput } from "./unread-output.ts";
 
-/** How a job's output text was produced: by a terminal emulator (PTY) or as cleaned pipe text. */
-export type OutputRendering = "terminal" | "text";
 
 export interface OutputText {
   /** Raw bytes received since the job started. */

@@ -8,10 +8,10 @@ import { accessSync, constants, readSync, statSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { JobIo, SourceName } from "../mailbox/protocol.ts";
-import { TAG_VARIABLE } from "./job-tag.ts";
+import { TAG_VARIABLE } from "../shared/job-tag.ts";
 import { pipeIo } from "./pipe-io.ts";
 import { spawnThroughSpawner } from "./spawner-client.ts";
-import { groupAlive } from "./process-group.ts";
+import { groupAlive } from "../shared/process-group.ts";
 
 export interface ProcessIo {
   readonly pid: number;
@@ -47,7 +47,7 @@ export interface SpawnRequest {
   cwd: string;
   env: Record<string, string> | null;
   io: JobIo;
-  /** The job's tag, set as PI_JOBS_JOB for the process and everything it starts (actors/job-tag.ts). */
+  /** The job's tag, set as PI_JOBS_JOB for the process and everything it starts (shared/job-tag.ts). */
   tag: string;
   /** The session spawner's socket (spawner/spawner.ts): a pipe job's process is started there when it answers. */
   spawner?: string | undefined;

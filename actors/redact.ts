@@ -65,11 +65,6 @@ export function isSecretName(name: string): boolean {
   );
 }
 
-/** `PI_JOBS_REDACT=0` turns redaction off, for a user who needs raw values in front of the model. */
-export function redactionEnabled(env: Readonly<Record<string, string | undefined>>): boolean {
-  return env.PI_JOBS_REDACT !== "0";
-}
-
 export function marker(name: string): string {
   return `[redacted:${name}]`;
 }

@@ -9,9 +9,9 @@ import { randomBytes } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { LineReader, line, parseReply, type Hello, type SpawnRequest, type StreamRole } from "../mailbox/spawner-protocol.ts";
-import { signalTagged, taggedProcesses } from "./job-tag.ts";
+import { signalTagged, taggedProcesses } from "../shared/job-tag.ts";
 import { pipeIo } from "./pipe-io.ts";
-import { waitGroupGone } from "./process-group.ts";
+import { waitGroupGone } from "../shared/process-group.ts";
 import type { ProcessIo } from "./process-io.ts";
 
 /**

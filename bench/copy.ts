@@ -5,13 +5,13 @@
  * - checkout: this repository, as `npm start` runs it: Pi transforms the host code from its TypeScript source, and
  *   worker threads load actors/, mailbox/ and shared/ from source too (Node strips the types);
  * - installed: the package as a user installs it (bench/installed.ts). Under node_modules its workers run its own
- *   compiled dist/ (actors/entry-url.ts), and its host code resolves its dependencies from the install.
+ *   compiled dist/ (shared/entry-url.ts), and its host code resolves its dependencies from the install.
  */
 import { createRequire } from "node:module";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createJiti } from "jiti";
-import type { workerUrl } from "../actors/entry-url.ts";
+import type { workerUrl } from "../shared/entry-url.ts";
 import type { createJobRuntime, RuntimeOptions, SupervisedRuntime } from "../host/runtime.ts";
 import type { ShellService } from "../host/shell/service.ts";
 import type { createShellState } from "../host/shell/state.ts";
@@ -34,7 +34,7 @@ const HOST_FILES: Record<keyof HostCode, string> = {
   createJobRuntime: "host/runtime.ts",
   ShellService: "host/shell/service.ts",
   createShellState: "host/shell/state.ts",
-  workerUrl: "actors/entry-url.ts",
+  workerUrl: "shared/entry-url.ts",
 };
 
 /** Where each copy's actor threads must load their entry from, relative to the copy. */

@@ -11,8 +11,8 @@ import { readdir, rename, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { processesOfRuntimes } from "../actors/job-tag.ts";
-import { groupMembers, signalGroup } from "../actors/process-group.ts";
+import { processesOfRuntimes } from "../shared/job-tag.ts";
+import { groupMembers, signalGroup } from "../shared/process-group.ts";
 import {
   cleanupNotice,
   formatRegistry,
@@ -25,7 +25,7 @@ import {
   type RegistryJob,
 } from "./crash-registry.ts";
 
-/** The prefix of every session log directory (actors/log-writer.ts createSessionLogDir). */
+/** The prefix of every session log directory (shared/log-budget.ts createSessionLogDir). */
 const LOG_DIR_PREFIX = "pi-jobs-";
 const POLL_MS = 25;
 

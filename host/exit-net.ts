@@ -5,7 +5,7 @@
  * either way `exit` is the one event that still runs. Exit handlers cannot wait, so there is no grace here: the
  * normal shutdown keeps its TERM → KILL escalation, and this only catches what that path never reached.
  */
-import { processesOfRuntimes, signalTagged } from "../actors/job-tag.ts";
+import { processesOfRuntimes, signalTagged } from "../shared/job-tag.ts";
 
 /** A tagged process can fork between a scan and its kill; a few passes catch what it forked meanwhile. */
 const SCAN_PASSES = 3;

@@ -7,8 +7,8 @@
 import { performance } from "node:perf_hooks";
 import { MessageChannel, type MessagePort } from "node:worker_threads";
 import type { Remote } from "comlink";
-import { Comlink, createNodeEndpoint } from "../actors/comlink-endpoint.ts";
-import { stopGroup } from "../actors/process-group.ts";
+import { Comlink, createNodeEndpoint } from "../shared/comlink-endpoint.ts";
+import { stopGroup } from "../shared/process-group.ts";
 import { protocolCheckers } from "../mailbox/check.ts";
 import { createJobCell, JobCellReader } from "../mailbox/job-cell.ts";
 import { typedPort, type TypedPort } from "../mailbox/port.ts";

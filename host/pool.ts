@@ -10,9 +10,8 @@
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Piscina } from "piscina";
-import type { ActorTaskResult } from "../actors/job-actor.ts";
-import { workerUrl } from "../actors/entry-url.ts";
-import type { ActorTask } from "../mailbox/protocol.ts";
+import { workerUrl } from "../shared/entry-url.ts";
+import type { ActorTask, ActorTaskResult } from "../mailbox/protocol.ts";
 
 export interface ActorPool {
   run(task: ActorTask, signal: AbortSignal): Promise<ActorTaskResult>;

@@ -7,8 +7,7 @@ import { randomBytes } from "node:crypto";
 import { appendFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { createLogBudget, createSessionLogDir } from "../actors/log-writer.ts";
-import { redactionEnabled } from "../actors/redact.ts";
+import { createLogBudget, createSessionLogDir } from "../shared/log-budget.ts";
 import { protocolCheckers } from "../mailbox/check.ts";
 import type { JobSpec } from "../mailbox/protocol.ts";
 import { createRegistryRecorder, crashCleanupEnabled, type RegistryRecorder } from "./crash-cleanup.ts";
@@ -76,7 +75,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   const started: Record<StartRequest["kind"], number> = { monitor: 0, shell: 0 };
   /** Output of the jobs that have ended; a live job's own figures are read from its cell. */
   const endedTotals = { bytes: 0, lines: 0 };
-  /** Names this runtime in every job's tag (actors/job-tag.ts), so two Pi sessions never claim each other's processes. */
+  /** Names this runtime in every job's tag (shared/job-tag.ts), so two Pi sessions never claim each other's processes. */
   const runtimeId = randomBytes(6).toString("hex");
   let closed = false;
   /**
@@ -231,6 +230,11 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       return logDir ?? "";
     },
   };
+}
+
+/** `PI_JOBS_REDACT=0` turns redaction off, for a user who needs raw values in front of the model. */
+export function redactionEnabled(env: Readonly<Record<string, string | undefined>>): boolean {
+  return env.PI_JOBS_REDACT !== "0";
 }
 
 export function defaultShell(): string {

@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { spawnerUrl } from "../actors/entry-url.ts";
+import { spawnerUrl } from "../shared/entry-url.ts";
 import { READY_LINE } from "../mailbox/spawner-protocol.ts";
 
 const SOCKET_NAME = "spawner.sock";

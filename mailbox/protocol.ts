@@ -369,3 +369,10 @@ export interface ActorTask {
   /** Development and tests: check every message against its schema at the boundary. */
   checkMessages: boolean;
 }
+
+/** What the pool task of a job resolves with, after the actor sent its exit message. */
+export interface ActorTaskResult {
+  id: string;
+  cause: EndCause;
+}
+

@@ -7,7 +7,7 @@
  */
 import { Type, type Static } from "typebox";
 import { Completion, MonitorOutcome, MonitorStatus } from "../../mailbox/monitor.ts";
-import { validatePattern } from "../../actors/matcher.ts";
+import { validatePattern } from "../../shared/linear-regex.ts";
 import { deriveDescription } from "./describe.ts";
 import { stallOf } from "../shell/ready-params.ts";
 

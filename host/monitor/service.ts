@@ -7,7 +7,7 @@
  * binds itself as the host (its `deliver` and its runtime). Between the two, terminal results wait in an outbox,
  * so a monitor started before /reload is delivered after it.
  */
-import { NO_HIT } from "../../actors/contract.ts";
+import { NO_HIT } from "../../mailbox/constants.ts";
 import type { ActorResult } from "../../mailbox/protocol.ts";
 import type { MonitorOutcome } from "../../mailbox/monitor.ts";
 import type { JobEnded, JobHandle, JobRuntime, StopRequester } from "../runtime-api.ts";

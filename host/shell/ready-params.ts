@@ -2,7 +2,7 @@
  * Checks exec_command's `ready`, `stall_seconds` and `on_stall` and turns them into the watches the actor keeps.
  * Pure apart from compiling the pattern once (to reject one that cannot compile); every error names its field.
  */
-import { validatePattern } from "../../actors/matcher.ts";
+import { validatePattern } from "../../shared/linear-regex.ts";
 import type { ReadySpec } from "../../mailbox/protocol.ts";
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };

@@ -7,7 +7,7 @@ import type { Cleanup, Failure, ProcessStatus, StopReason, Supervision, Supervis
 import type { WaitMode } from "./waits.ts";
 import { escapeControls, oneLine } from "./text-safety.ts";
 import { COMMAND_PREVIEW_CHARS } from "./limits.ts";
-import type { OutputRendering } from "../../actors/output-text.ts";
+import type { OutputRendering } from "../../mailbox/constants.ts";
 
 export type WaitStatus = "snapshot" | "completed" | "deadline" | "cancelled" | "steered" | "ready";
 

@@ -4,7 +4,7 @@
  * the figures are unknown and shown as such.
  */
 import { readFileSync } from "node:fs";
-import { groupMembers } from "../../actors/process-group.ts";
+import { groupMembers } from "../../shared/process-group.ts";
 
 /** /proc reports CPU time in USER_HZ ticks, which Linux fixes at 100 for user space. */
 const TICKS_PER_SECOND = 100;

@@ -6,7 +6,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { groupMembers } from "../../actors/process-group.ts";
+import { groupMembers } from "../../shared/process-group.ts";
 import { startSdkSession } from "./harness/sdk.ts";
 import { pollUntil } from "./harness/wait.ts";
 

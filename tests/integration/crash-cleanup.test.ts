@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { processesOfRuntimes, TAG_VARIABLE } from "../../actors/job-tag.ts";
+import { processesOfRuntimes, TAG_VARIABLE } from "../../shared/job-tag.ts";
 import { cleanUpAfterCrashes, readStartTicks } from "../../host/crash-cleanup.ts";
 import { formatRegistry, parseRegistry, REGISTRY_FILE, type Registry } from "../../host/crash-registry.ts";
 import type { SupervisedRuntime } from "../../host/runtime.ts";

@@ -3,7 +3,7 @@
  * deadlines (never fixed sleeps alone), and the cleanup of what a test left running.
  */
 import { readFileSync } from "node:fs";
-import { groupMembers } from "../../actors/process-group.ts";
+import { groupMembers } from "../../shared/process-group.ts";
 import { createJobRuntime, type RuntimeOptions, type SupervisedRuntime } from "../../host/runtime.ts";
 import type { StartRequest } from "../../host/runtime-api.ts";
 import { jobRequest, MONITOR_LOG_BYTES } from "../fixtures/jobs.ts";

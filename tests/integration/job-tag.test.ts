@@ -9,8 +9,8 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { TAG_VARIABLE, taggedProcesses } from "../../actors/job-tag.ts";
-import { groupMembers, stopGroup } from "../../actors/process-group.ts";
+import { TAG_VARIABLE, taggedProcesses } from "../../shared/job-tag.ts";
+import { groupMembers, stopGroup } from "../../shared/process-group.ts";
 import type { SupervisedRuntime } from "../../host/runtime.ts";
 import { groupGone, killLeftovers, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 

@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
-import { createLogBudget, createSessionLogDir, openLogWriter, type LogWriter } from "../../actors/log-writer.ts";
+import { createLogBudget, createSessionLogDir } from "../../shared/log-budget.ts";
+import { openLogWriter, type LogWriter } from "../../actors/log-writer.ts";
 
 const dirs: string[] = [];
 const writers: LogWriter[] = [];

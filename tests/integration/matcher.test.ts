@@ -6,11 +6,11 @@ import {
   matchLine,
   requiredPrefix,
   SANDBOX_BATCH_LINES,
-  validatePattern,
   type InlineMatcher,
   type Matcher,
   type SandboxMatcher,
 } from "../../actors/matcher.ts";
+import { validatePattern } from "../../shared/linear-regex.ts";
 
 const open: Matcher[] = [];
 afterEach(async () => {

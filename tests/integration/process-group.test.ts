@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { groupAlive, groupMembers, signalGroup, stopGroup, waitGroupGone } from "../../actors/process-group.ts";
+import { groupAlive, groupMembers, signalGroup, stopGroup, waitGroupGone } from "../../shared/process-group.ts";
 
 const started: number[] = [];
 

@@ -58,6 +58,22 @@ describe("import rules", () => {
     expect(broken.map(describeImport)).toEqual([]);
   });
 
+  it("Pi's thread (host/, ui/, index.ts) imports nothing from actors/: what both sides run lives in shared/ or mailbox/", () => {
+    const broken = ["host", "ui"]
+      .flatMap(sourcesUnder)
+      .concat("index.ts")
+      .flatMap(importsOf)
+      .filter((entry) => entry.target.startsWith("actors/"));
+    expect(broken.map(describeImport)).toEqual([]);
+  });
+
+  it("shared/ imports only Node, comlink, mailbox/ and itself", () => {
+    const broken = sourcesUnder("shared")
+      .flatMap(importsOf)
+      .filter((entry) => !(entry.target.startsWith("node:") || entry.target === "comlink" || /^(mailbox|shared)\//.test(entry.target)));
+    expect(broken.map(describeImport)).toEqual([]);
+  });
+
   it("the spawner process (spawner/) imports only the protocol it speaks and Node", () => {
     const broken = sourcesUnder("spawner")
       .flatMap(importsOf)

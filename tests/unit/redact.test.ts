@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { boundHit } from "../../actors/contract.ts";
 import type { DiagnosticLine } from "../../mailbox/monitor.ts";
 import { redactMatch, redactTail } from "../../actors/monitor-redaction.ts";
-import { createRedactor, isSecretName, marker, MIN_SECRET_LENGTH, redactionEnabled } from "../../actors/redact.ts";
+import { createRedactor, isSecretName, marker, MIN_SECRET_LENGTH } from "../../actors/redact.ts";
+import { redactionEnabled } from "../../host/runtime.ts";
 
 const none = createRedactor({});
 

@@ -206,7 +206,7 @@ export interface StopOptions {
   graceMs: number;
   confirmMs?: number;
   /**
-   * The job's tag (actors/job-tag.ts): processes that left the group but carry it get the group's signals, and the
+   * The job's tag (shared/job-tag.ts): processes that left the group but carry it get the group's signals, and the
    * stop is confirmed only once none remains. Where environments cannot be read it is never confirmed.
    */
   tag?: string;
