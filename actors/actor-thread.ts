@@ -4,15 +4,11 @@
  * thread: the job actor and the monitor engine (a thread does not know which kind of job it will get, and loading
  * the engine on the first monitor would put that cost on the monitor's start instead of on an idle thread).
  */
+import "./lowered-thread.ts";
 import { workerData } from "node:worker_threads";
 import "./monitor-engine.ts";
-import { lowerThisThread } from "./thread-priority.ts";
 
 export { default } from "./job-actor.ts";
-
-// Before any job runs here: every actor of this thread, and anything it forks itself (a PTY job's process), runs
-// below the host. Pipe jobs' processes come from the spawner, at the host's priority.
-lowerThisThread();
 
 // The pool counts the threads that have loaded this module: ending a thread while it is still loading can abort the
 // whole process (an assertion in Node's module loader), so the pool ends its threads only once every one of them is

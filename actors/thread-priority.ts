@@ -5,15 +5,20 @@
  * lower the whole process, Pi included, so nothing is done there.
  */
 import { getPriority, setPriority } from "node:os";
+import { isMainThread } from "node:worker_threads";
 
 /** How far below the host an actor thread runs: a tenth of a normal thread's share when the CPU is contended. */
 export const ACTOR_NICE_STEPS = 10;
 const LOWEST = 19;
 
-/** Lowers the calling thread's priority by ACTOR_NICE_STEPS (Linux only). Returns the nice value it runs at. */
+/**
+ * Lowers the calling thread's priority by ACTOR_NICE_STEPS (Linux only). Returns the nice value it runs at. On a
+ * process's main thread it does nothing: that is Pi's own thread (or a test's) whenever an actor module is loaded
+ * there, and every thread it starts afterwards would begin lowered too.
+ */
 export function lowerThisThread(): number {
   const current = getPriority(0);
-  if (process.platform !== "linux") return current;
+  if (process.platform !== "linux" || isMainThread) return current;
   const lowered = Math.min(LOWEST, current + ACTOR_NICE_STEPS);
   try {
     setPriority(0, lowered);

@@ -8,6 +8,7 @@ import { performance } from "node:perf_hooks";
 import { MessageChannel, type MessagePort } from "node:worker_threads";
 import type { Remote } from "comlink";
 import { Comlink, createNodeEndpoint } from "../shared/comlink-endpoint.ts";
+import { signalTagged, taggedProcesses } from "../shared/job-tag.ts";
 import { stopGroup } from "../shared/process-group.ts";
 import { protocolCheckers } from "../mailbox/check.ts";
 import { createJobCell, JobCellReader } from "../mailbox/job-cell.ts";
@@ -35,8 +36,10 @@ import type { JobEnded, JobFigures, JobHandle, JobKind, JobPhase, JobState, Stop
 const SUPERVISOR_SLACK_MS = 1000;
 /** Time an actor has, after the group's grace, to drain streams and report. */
 const ACTOR_FINISH_MS = STREAM_CLOSE_WAIT_MS * STREAM_CLOSE_ROUNDS;
-/** A bounded stop (shutdown) settles this long after the grace at the latest. */
-const BOUNDED_STOP_SLACK_MS = 800;
+/** A bounded stop (shutdown) is taken over by the supervisor this long after the grace… */
+const BOUNDED_STOP_SLACK_MS = 500;
+/** …which then has this long to kill and confirm, so that it settles within the grace and a second. */
+const BOUNDED_TAKEOVER_MS = 400;
 /** After the pool task settles, the exit message (on another port) may still be in flight. */
 const EXIT_MESSAGE_WAIT_MS = 1000;
 /** The same, once the actor's cell says it finished and so sent its exit message. */
@@ -109,6 +112,8 @@ export class Job implements JobHandle {
   private backstop: ReturnType<typeof setTimeout> | null = null;
   private backstopAt = Number.POSITIVE_INFINITY;
   private takingOver = false;
+  /** When a bounded stop's takeover must be over (monotonic ms); null: the takeover takes what it needs. */
+  private takeOverBy: number | null = null;
   /** The supervisor took over but could not end the thread (it owns a PTY, or was inside spawn). */
   threadLeftAlone = false;
   private spawnWaiters: (() => void)[] = [];
@@ -278,6 +283,7 @@ export class Job implements JobHandle {
     if (options.bounded) {
       // A stop that must be over in time (shutdown): past the grace, the supervisor finishes it itself. The job is
       // then stopped as asked (its group killed and confirmed gone here), not failed, however slow its actor was.
+      this.takeOverBy ??= performance.now() + this.spec.killGraceMs + BOUNDED_STOP_SLACK_MS + BOUNDED_TAKEOVER_MS;
       this.armBackstop(this.spec.killGraceMs + BOUNDED_STOP_SLACK_MS, "had not reported the stop within its grace", "stopped");
     } else {
       this.armBackstop(this.spec.killGraceMs + ACTOR_FINISH_MS + SUPERVISOR_SLACK_MS + 5000, "did not finish a requested stop");
@@ -444,11 +450,16 @@ export class Job implements JobHandle {
       this.settle(this.supervisorResult(cause, `${message}; no process was spawned`, { confirmed: true, escalated: false }));
       return;
     }
+    const left = (wanted: number) => (this.takeOverBy === null ? wanted : Math.max(50, Math.min(wanted, this.takeOverBy - performance.now())));
     let state = this.cell.state();
-    if (state === "spawning") state = await this.cell.changed("spawning", SPAWN_PUBLISH_WAIT_MS);
+    if (state === "spawning") state = await this.cell.changed("spawning", left(SPAWN_PUBLISH_WAIT_MS));
     const pgid = this.cell.pgid();
     let cleanup = { confirmed: state !== "spawning", escalated: false };
-    if (pgid !== null) cleanup = await stopGroup(pgid, { signal: "SIGKILL", graceMs: 0, tag: this.spec.tag });
+    const spawnedAt = this.cell.read().startedEpochMs ?? undefined;
+    if (pgid !== null) cleanup = await stopGroup(pgid, { signal: "SIGKILL", graceMs: 0, tag: this.spec.tag, spawnedAt, confirmMs: left(5000) });
+    // A process whose pid the thread has not published yet still carries the job's tag; the actor also stops it
+    // itself once it publishes (it sees the cancel flag).
+    else if (state === "spawning") signalTagged(taggedProcesses(this.spec.tag) ?? [], "SIGKILL");
     if (this.final) return;
     // A hung thread without a terminal is ended now; one that owns a PTY is left alone, because ending it can abort
     // the whole process (docs/decisions.md), and so is one still inside spawn(). Its process group is gone either way.

@@ -19,8 +19,11 @@ export interface ActorPool {
   lastError(): Error | null;
   /** Worker threads currently alive (busy or idle). */
   threads(): number;
-  /** Ends every worker; only called once no job is running. */
-  destroy(): Promise<void>;
+  /**
+   * Ends every worker; only called once no job is running. Threads still loading their modules cannot be ended yet:
+   * it waits for them up to `waitMs`, and past that returns and ends the pool in the background once they have.
+   */
+  destroy(waitMs?: number): Promise<void>;
 }
 
 /** How long a thread above the warm ones may stay idle: the "recent" in "as many threads as the recent peak". */
@@ -142,18 +145,24 @@ export function createActorPool(options: { capacity: number; warm: number; entry
       });
     },
     threads: () => pool.threads.length,
-    async destroy() {
+    async destroy(waitMs = LOAD_WAIT_MS) {
       warmFailed = true;
       if (topUpTimer) clearTimeout(topUpTimer);
       // Ending a thread in the middle of loading its modules can abort the whole process (Node's module loader asserts
       // "IsGraphAsync must be used on an instantiated module"; seen when a session quit during a burst of starts). So
       // the threads are ended only once none is loading; one that never finishes loading is left to end with the
       // process (piscina's threads do not keep it alive).
-      const deadline = performance.now() + LOAD_WAIT_MS;
-      while ((loading() > 0 || warming > 0) && performance.now() < deadline) await sleep(LOAD_POLL_MS);
-      if (loading() > 0) return;
-      await pool.destroy();
-      process.off("exit", onExit);
+      const loaded = async (ms: number) => {
+        const deadline = performance.now() + ms;
+        while ((loading() > 0 || warming > 0) && performance.now() < deadline) await sleep(LOAD_POLL_MS);
+        return loading() === 0;
+      };
+      const end = async () => {
+        await pool.destroy();
+        process.off("exit", onExit);
+      };
+      if (await loaded(Math.min(waitMs, LOAD_WAIT_MS))) return end();
+      void loaded(LOAD_WAIT_MS).then((done) => (done ? end() : undefined));
     },
   };
 }

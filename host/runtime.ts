@@ -4,6 +4,7 @@
  * (host/runtime-api.ts) and never see a worker or a port.
  */
 import { randomBytes } from "node:crypto";
+import { performance } from "node:perf_hooks";
 import { appendFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -38,8 +39,8 @@ export interface RuntimeOptions {
 }
 
 export const DEFAULT_CAPACITY = 64;
-/** How long shutdown waits for busy threads to go idle; after that they are ended in the background once idle. */
-const THREADS_IDLE_WAIT_MS = 3000;
+/** Shutdown returns within the jobs' kill grace and this; what is not done by then finishes in the background. */
+const SHUTDOWN_SLACK_MS = 1000;
 export const DEFAULT_LOG_BUDGET = 256 * 1024 * 1024;
 
 export class CapacityError extends Error {
@@ -189,24 +190,29 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
     stopAll,
     async shutdown() {
       closed = true;
+      // Bounded: the jobs' grace and a second. Every job is stopped at once; past its grace the supervisor kills what
+      // the actor has not (host/job.ts), so each has settled by then, its group gone or recorded as unconfirmed.
+      const deadline = performance.now() + [...live.values()].reduce((grace, job) => Math.max(grace, job.spec.killGraceMs), 0) + SHUTDOWN_SLACK_MS;
+      const remaining = () => Math.max(0, deadline - performance.now());
       await stopAll();
       // Every job is gone (or recorded as unconfirmed): the exit net has nothing left to do for this runtime, and no
       // job will be spawned again.
       removeExitNet();
-      await Promise.all([spawner?.stop(), registry?.flushed()]);
+      await Promise.all([spawner?.stop(remaining()), registry?.flushed()]);
       const current = pool;
       pool = null;
       // Every process is gone by now. The threads are ended only once each has finished its task: a job cancelled
       // while its thread was still booting ends at once, and terminating a thread in the middle of loading its
       // modules can abort the whole process (an assertion in Node's module loader, seen under a burst-then-quit).
       // Threads the supervisor had to leave alone are never terminated, so the pool is not destroyed under them.
+      // Threads that need longer than the bound are ended in the background as soon as they can be.
       if (current === null || strandedThreads > 0) return;
       const idle = Promise.all([...tasks]);
       const settled = await Promise.race([
         idle.then(() => true),
-        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), THREADS_IDLE_WAIT_MS).unref()),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), remaining()).unref()),
       ]);
-      if (settled) await current.destroy();
+      if (settled) await current.destroy(remaining());
       else void idle.then(() => current.destroy());
     },
     threads: () => pool?.threads() ?? 0,

@@ -24,8 +24,11 @@ export interface Spawner {
   socketPath(): string | null;
   /** Resolves true once the spawner listens, false when it ended first or none runs. */
   ready(): Promise<boolean>;
-  /** Ends the spawner; the processes it started are not affected (they are the jobs', stopped by their actors). */
-  stop(): Promise<void>;
+  /**
+   * Ends the spawner; the processes it started are not affected (they are the jobs', stopped by their actors). It
+   * exits as soon as its stdin closes; one that has not within `waitMs` is killed.
+   */
+  stop(waitMs?: number): Promise<void>;
 }
 
 interface Running {
@@ -98,7 +101,7 @@ export function createSpawner(dir: string): Spawner {
       return running?.listening ? path : null;
     },
     ready: () => running?.ready ?? Promise.resolve(false),
-    async stop() {
+    async stop(waitMs = STOP_WAIT_MS) {
       stopped = true;
       const current = running;
       running = null;
@@ -107,7 +110,7 @@ export function createSpawner(dir: string): Spawner {
       // Held while it stops: a shutdown waits for it, and an unreferenced child's exit would never be heard.
       current.child.ref();
       current.child.stdin?.end();
-      const timer = setTimeout(() => current.child.kill("SIGKILL"), STOP_WAIT_MS);
+      const timer = setTimeout(() => current.child.kill("SIGKILL"), Math.min(waitMs, STOP_WAIT_MS));
       await exited;
       clearTimeout(timer);
     },

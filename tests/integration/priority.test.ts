@@ -95,4 +95,12 @@ describe("priorities", () => {
     await job.stop();
     expect(getPriority(0)).toBe(hostNice);
   });
+
+  it("loading the actor's thread entry on the main thread leaves that thread's priority alone", async () => {
+    // A module graph that reaches the entry from Pi's own thread (a test fixture once did) must not lower it: every
+    // thread it starts afterwards would begin lowered too.
+    await import("../../actors/lowered-thread.ts");
+    expect(getPriority(0)).toBe(hostNice);
+    if (linux) expect(niceFromStat(`/proc/${process.pid}/task/${process.pid}/stat`)).toBe(hostNice);
+  });
 });
