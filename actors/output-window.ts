@@ -76,23 +76,28 @@ export function createOutputWindow(options: { maxBytes: number; maxLines: number
         ring.read(chunk.at, chunk.at + chunk.bytes, (piece) => take(framer.push(chunk.source, piece)));
       }
       for (const source of SOURCE_NAMES) take(framer.end(source));
-      let droppedLines = evictedLines + fragmentLines;
-      let droppedBytes = evictedBytes + fragmentBytes;
-      let start = Math.max(0, decoded.length - options.maxLines);
-      let kept = 0;
-      for (let index = decoded.length - 1; index >= start; index -= 1) {
-        const size = Buffer.byteLength(decoded[index]!.text) + 1;
-        if (kept + size > options.maxBytes) {
-          start = index + 1;
-          break;
-        }
-        kept += size;
-      }
-      for (let index = 0; index < start; index += 1) {
-        droppedLines += 1;
-        droppedBytes += Buffer.byteLength(decoded[index]!.text) + 1;
-      }
-      return { lines: decoded.slice(start), droppedLines, droppedBytes };
+      const window = newestThatFit(decoded, options);
+      return { ...window, droppedLines: window.droppedLines + evictedLines + fragmentLines, droppedBytes: window.droppedBytes + evictedBytes + fragmentBytes };
     },
   };
+}
+
+/**
+ * The newest lines that fit both bounds (each line counts its bytes and a newline), and what that left out. Pure: the
+ * window's rule for what a reader sees, whatever keeps the bytes.
+ */
+export function newestThatFit(lines: RetainedLine[], bounds: { maxBytes: number; maxLines: number }): RetainedWindow {
+  let start = Math.max(0, lines.length - bounds.maxLines);
+  let kept = 0;
+  for (let index = lines.length - 1; index >= start; index -= 1) {
+    const size = Buffer.byteLength(lines[index]!.text) + 1;
+    if (kept + size > bounds.maxBytes) {
+      start = index + 1;
+      break;
+    }
+    kept += size;
+  }
+  let droppedBytes = 0;
+  for (let index = 0; index < start; index += 1) droppedBytes += Buffer.byteLength(lines[index]!.text) + 1;
+  return { lines: lines.slice(start), droppedLines: start, droppedBytes };
 }

@@ -84,8 +84,9 @@ describe("inline matching (linear-time engine)", () => {
     const started = performance.now();
     expect(matcher.match(`${"a".repeat(5_000)}b`, true)).toBeNull();
     expect(matcher.match("x".repeat(5_000), true)).toBeNull();
-    // Exponential backtracking would take far longer than the age of the universe; linear takes milliseconds.
-    expect(performance.now() - started).toBeLessThan(2_000);
+    // Exponential backtracking would take far longer than the age of the universe; linear takes milliseconds (the
+    // bound is for a loaded machine).
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 });
 
@@ -185,7 +186,7 @@ describe("sandbox matching (backtracking engine in a worker)", () => {
   });
 
   it("cuts catastrophic backtracking at the batch deadline while this thread's timers stay on time", async () => {
-    const matcher = sandbox("^(a+)+\\1b$", null, 600);
+    const matcher = sandbox("^(a+)+\\1b$", null, 2000);
     // A warm-up batch: the sandbox is up, so what follows measures matching, not the worker's start.
     expect(await matcher.match(["aab"], true)).toHaveLength(1);
 
@@ -198,16 +199,17 @@ describe("sandbox matching (backtracking engine in a worker)", () => {
     }, 20);
     const started = performance.now();
     try {
-      await expect(matcher.match(["a".repeat(40)], true)).rejects.toThrow(/longer than 600 ms/);
+      await expect(matcher.match(["a".repeat(40)], true)).rejects.toThrow(/longer than 2000 ms/);
     } finally {
       clearInterval(ticker);
     }
     const elapsed = performance.now() - started;
-    expect(elapsed).toBeGreaterThanOrEqual(590);
-    expect(elapsed).toBeLessThan(5_000);
-    // The ticker kept running the whole time the pattern was stuck: it was never blocked for long.
-    expect(lateness.length).toBeGreaterThanOrEqual(5);
-    expect(Math.max(...lateness)).toBeLessThan(400);
+    expect(elapsed).toBeGreaterThanOrEqual(1990);
+    expect(elapsed).toBeLessThan(15_000);
+    // The ticker kept running while the pattern was stuck: this thread was never blocked for the whole 2 s (the
+    // margin is for a loaded machine, where a 20 ms timer can be late by a few hundred milliseconds).
+    expect(lateness.length).toBeGreaterThanOrEqual(10);
+    expect(Math.max(...lateness)).toBeLessThan(1500);
     // A terminated sandbox stays failed: nothing is matched by half a matcher.
     await expect(matcher.match(["aab"], true)).rejects.toThrow(MatcherError);
   });

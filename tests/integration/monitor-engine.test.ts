@@ -255,12 +255,12 @@ describe("match mode", () => {
 
   it("activity on the other source does not reset a source's idle window", async () => {
     const run = await monitor(
-      "printf 'READY'; i=0; while [ $i -lt 60 ]; do echo tick >&2; sleep 0.05; i=$((i+1)); done; sleep 10",
+      "printf 'READY'; i=0; while [ $i -lt 400 ]; do echo tick >&2; sleep 0.05; i=$((i+1)); done; sleep 10",
       contract("^READY$"),
     );
     expect(run.outcome).toMatchObject({ status: "success", matchedSource: "stdout" });
-    // stderr keeps ticking for about 3 s; the stdout window still closes long before that.
-    expect(run.decidedAfter as number).toBeLessThan(2_500);
+    // stderr keeps ticking for 20 s or more; the stdout window closes long before that, even on a loaded machine.
+    expect(run.decidedAfter as number).toBeLessThan(10_000);
   });
 
   it("keeps the regex status when the JSON capture is invalid", async () => {

@@ -276,10 +276,11 @@ describe("job runtime", () => {
       delay.disable();
       expect(result.cause).toBe("timeout");
       expect(result.monitor?.status).toBe("timeout");
-      // The deadline is met promptly (generous bound for a loaded machine; the process needs no SIGKILL).
-      expect(result.elapsedMs).toBeLessThan(2500);
+      // Backtracking over 40 a's would take 2^40 steps, hours: a deadline met within seconds, and a host never blocked
+      // for as long, show that matching did neither (the bounds are for a loaded machine; no SIGKILL was needed).
+      expect(result.elapsedMs).toBeLessThan(15_000);
       expect(result.escalated).toBe(false);
-      expect(delay.max / 1e6).toBeLessThan(1000);
+      expect(delay.max / 1e6).toBeLessThan(5_000);
     });
   }
 

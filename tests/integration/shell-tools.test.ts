@@ -167,10 +167,9 @@ describe("write_stdin", () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual(4900);
     expect(r).toMatchObject({ wait_mode: "relative", wait_status: "deadline", running: true });
     const quick = await started("sleep 0.5; echo bye");
-    const t1 = performance.now();
     const done = await service.writeStdin({ session_id: quick }, call());
+    // `completed`, not `deadline`: the wait ended with the job, not with its 5 s.
     expect(done).toMatchObject({ wait_status: "completed", running: false, exit_code: 0 });
-    expect(performance.now() - t1).toBeLessThan(4900);
   });
 
   it("PI_SHELL_JOBS_MAX_EMPTY_POLL_MS caps relative empty polls; an invalid value fails the poll", async () => {

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { ByteRing } from "../../actors/byte-ring.ts";
 import { countNewlines, createFramer } from "../../actors/framing.ts";
-import { createOutputWindow } from "../../actors/output-window.ts";
+import { createOutputWindow, newestThatFit } from "../../actors/output-window.ts";
 import type { RetainedLine, RetainedWindow } from "../../mailbox/protocol.ts";
 import type { SourceName } from "../../mailbox/constants.ts";
 
@@ -60,23 +60,9 @@ function referenceWindow(options: { maxBytes: number; maxLines: number }) {
       };
       for (const chunk of chunks) take(framer.push(chunk.source, chunk.payload));
       for (const source of ["stdout", "stderr", "pty"] as const) take(framer.end(source));
-      let droppedLines = evictedLines + fragmentLines;
-      let droppedBytes = evictedBytes + fragmentBytes;
-      let start = Math.max(0, decoded.length - options.maxLines);
-      let kept = 0;
-      for (let index = decoded.length - 1; index >= start; index -= 1) {
-        const size = Buffer.byteLength(decoded[index]!.text) + 1;
-        if (kept + size > options.maxBytes) {
-          start = index + 1;
-          break;
-        }
-        kept += size;
-      }
-      for (let index = 0; index < start; index += 1) {
-        droppedLines += 1;
-        droppedBytes += Buffer.byteLength(decoded[index]!.text) + 1;
-      }
-      return { lines: decoded.slice(start), droppedLines, droppedBytes };
+      // The same rule for what a reader sees (tested on its own below); only where the bytes are kept differs.
+      const window = newestThatFit(decoded, options);
+      return { ...window, droppedLines: window.droppedLines + evictedLines + fragmentLines, droppedBytes: window.droppedBytes + evictedBytes + fragmentBytes };
     },
   };
 }
@@ -136,6 +122,17 @@ describe("the output window", () => {
         if (chunkIndex % 20 === 19) expect(window.read(), `seed ${seed}, chunk ${chunkIndex}`).toEqual(reference.read());
       }
     }
+  });
+
+  it("shows the newest lines that fit both bounds and counts the rest", () => {
+    const line = (text: string): RetainedLine => ({ source: "stdout", text });
+    const lines = ["one", "two", "three", "é€"].map(line);
+    // Bytes: "one\n" 4, "two\n" 4, "three\n" 6, "é€\n" 6 (é is 2 bytes, € is 3).
+    expect(newestThatFit(lines, { maxBytes: 1000, maxLines: 2 })).toEqual({ lines: lines.slice(2), droppedLines: 2, droppedBytes: 8 });
+    expect(newestThatFit(lines, { maxBytes: 12, maxLines: 10 })).toEqual({ lines: lines.slice(2), droppedLines: 2, droppedBytes: 8 });
+    expect(newestThatFit(lines, { maxBytes: 11, maxLines: 10 })).toEqual({ lines: lines.slice(3), droppedLines: 3, droppedBytes: 14 });
+    expect(newestThatFit(lines, { maxBytes: 5, maxLines: 10 })).toEqual({ lines: [], droppedLines: 4, droppedBytes: 20 });
+    expect(newestThatFit(lines, { maxBytes: 20, maxLines: 4 })).toEqual({ lines, droppedLines: 0, droppedBytes: 0 });
   });
 
   it("does not keep the chunks it was given: later changes to their bytes change nothing", () => {
