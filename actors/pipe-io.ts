@@ -22,8 +22,13 @@ export function pipeIo(streams: PipeStreams): ProcessIo {
     openStreams -= 1;
     if (openStreams === 0) for (const listener of drained) listener();
   };
-  stdout.once("close", onStreamEnd);
-  stderr.once("close", onStreamEnd);
+  for (const stream of [stdout, stderr]) {
+    // A spawner's connection can end before the job is wired here: an empty one closes as soon as its end arrives,
+    // with nobody reading (a quick command that wrote nothing on stderr). Missed, its close would hold the job's end
+    // until the streams had been quiet for a second.
+    if (stream.closed) onStreamEnd();
+    else stream.once("close", onStreamEnd);
+  }
   // A stream error (a reset connection) ends that stream; its 'close' follows.
   stdout.on("error", () => {});
   stderr.on("error", () => {});

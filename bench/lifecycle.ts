@@ -9,12 +9,13 @@
  *   again on the same runtime right after (its threads kept from the first burst), beside 64 plain spawns;
  * - short jobs: `BENCH_SHORT_JOBS` (default 10,000; 50 under `BENCH_QUICK=1`) monitors of `echo`, 32 at a time:
  *   wall time and CPU (this process's threads plus its reaped children), beside plain spawns of the same.
+ *
+ * The plain spawns run in a fresh Node process of their own (bench/plain-spawns.ts), as a small process spawns.
  */
-import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import type { JobHandle } from "../host/runtime-api.ts";
 import type { SupervisedRuntime } from "../host/runtime.ts";
+import { cpuWall, type CpuWall } from "./cpu-wall.ts";
+import { plainSpawnsInChild, type PlainSpawns } from "./plain-spawns.ts";
 import { COPIES, copyLabel, loadCopy, type Copy, type LoadedCopy } from "./copy.ts";
 import { removeInstalledPackage } from "./installed.ts";
 import { closeRuntime, jobRequest, monitorRequest, ms, repetitions, round, sleep, summarize, waitFor, type Row, type Summary } from "./shared.ts";
@@ -34,12 +35,6 @@ export const TARGETS = {
   shortJobs: 2,
 };
 
-export interface CpuWall {
-  jobs: number;
-  wallMs: number;
-  cpuMs: number;
-}
-
 export interface LifecycleVariant {
   copy: Copy;
   shellStartToResult: Summary;
@@ -50,57 +45,8 @@ export interface LifecycleVariant {
   shortMonitors: CpuWall;
 }
 
-export interface LifecycleResult {
-  spawnToClose: Summary;
-  burstSpawn: Summary;
-  shortSpawn: CpuWall;
+export interface LifecycleResult extends PlainSpawns {
   variants: LifecycleVariant[];
-}
-
-/** The fields of /proc/<pid>/stat after the command name, or null. */
-function statFields(pid: string): string[] | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  } catch {
-    return null;
-  }
-}
-
-/**
- * CPU of this process (every thread) plus its children, in ms, from /proc (Linux): the children it reaped, and the
- * ones still running with everything they reaped — the runtime's spawner, whose children are the jobs' processes.
- * Both sides of a comparison are counted the same way.
- */
-function cpuMs(): number {
-  const own = process.cpuUsage();
-  const self = statFields("self");
-  if (self === null) return (own.user + own.system) / 1000;
-  const ticks = (fields: string[], from: number, to: number) => fields.slice(from, to + 1).reduce((sum, field) => sum + Number(field), 0);
-  // utime, stime, cutime, cstime are fields 14–17 of stat (11–14 after the name); clock ticks of 10 ms.
-  let children = ticks(self, 13, 14);
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const fields = statFields(entry);
-    if (fields !== null && Number(fields[1]) === process.pid) children += ticks(fields, 11, 14);
-  }
-  return (own.user + own.system) / 1000 + children * 10;
-}
-
-function plainEcho(): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("/bin/sh", ["-c", "echo DONE"], { cwd: tmpdir(), stdio: ["ignore", "pipe", "pipe"], detached: true });
-    child.stdout.resume();
-    child.stderr.resume();
-    child.once("error", reject);
-    child.once("close", () => resolve());
-  });
-}
-
-async function timedPlainEcho(): Promise<number> {
-  const began = performance.now();
-  await plainEcho();
-  return performance.now() - began;
 }
 
 async function startToResult(runtime: SupervisedRuntime, kind: "shell" | "monitor"): Promise<number> {
@@ -174,38 +120,10 @@ async function bursts(pkg: LoadedCopy): Promise<{ fresh: Summary; again: Summary
   return { fresh: summarize(fresh), again: summarize(again) };
 }
 
-async function plainBurst(): Promise<Summary> {
-  const samples: number[] = [];
-  for (let i = 0; i < BURST_REPEATS; i += 1) {
-    const began = performance.now();
-    const children = Array.from({ length: BURST }, () => spawn("/bin/sh", ["-c", "sleep 300"], { stdio: "ignore", detached: true }));
-    await Promise.all(children.map((child) => new Promise((resolve) => child.once("spawn", resolve))));
-    samples.push(performance.now() - began);
-    for (const child of children) process.kill(-child.pid!, "SIGKILL");
-    await Promise.all(children.map((child) => new Promise((resolve) => child.once("exit", resolve))));
-  }
-  return summarize(samples);
-}
-
-/** Runs `count` tasks, `concurrency` at a time; wall and CPU of the whole. */
-async function cpuWall(count: number, run: () => Promise<void>): Promise<CpuWall> {
-  const cpuBefore = cpuMs();
-  const began = performance.now();
-  let next = 0;
-  const lane = async () => {
-    while (next < count) {
-      next += 1;
-      await run();
-    }
-  };
-  await Promise.all(Array.from({ length: SHORT_CONCURRENCY }, lane));
-  return { jobs: count, wallMs: round(performance.now() - began), cpuMs: round(cpuMs() - cpuBefore) };
-}
-
 async function shortMonitors(pkg: LoadedCopy): Promise<CpuWall> {
   const runtime = await loadedRuntime(pkg);
   try {
-    return await cpuWall(shortJobs(), async () => {
+    return await cpuWall(shortJobs(), SHORT_CONCURRENCY, async () => {
       const result = await runtime.start(monitorRequest("echo DONE")).done;
       if (result.cause !== "exit") throw new Error(`echo monitor ended with ${result.cause}: ${result.message ?? ""}`);
     });
@@ -244,18 +162,11 @@ async function variant(copy: Copy): Promise<LifecycleVariant> {
 }
 
 export async function benchLifecycle(): Promise<LifecycleResult> {
-  const spawnSamples: number[] = [];
-  for (let i = 0; i < SEQUENTIAL + 3; i += 1) {
-    await sleep(30);
-    const took = await timedPlainEcho();
-    if (i >= 3) spawnSamples.push(took);
-  }
-  const burstSpawn = await plainBurst();
-  console.error(`  lifecycle: ${shortJobs()} plain spawns`);
-  const shortSpawn = await cpuWall(shortJobs(), plainEcho);
+  console.error(`  lifecycle: plain spawns, ${shortJobs()} short ones, in a fresh process`);
+  const plain = await plainSpawnsInChild({ shortJobs: shortJobs(), burst: BURST, burstRepeats: BURST_REPEATS, sequential: SEQUENTIAL, concurrency: SHORT_CONCURRENCY });
   const variants: LifecycleVariant[] = [];
   for (const copy of COPIES) variants.push(await variant(copy));
-  return { spawnToClose: summarize(spawnSamples), burstSpawn, shortSpawn, variants };
+  return { ...plain, variants };
 }
 
 const ratio = (value: number, base: number) => `${(value / base).toFixed(2)}×`;
@@ -266,7 +177,7 @@ export function lifecycleRows(result: LifecycleResult): Row[] {
   const rows: Row[] = [
     {
       benchmark: "lifecycle: `echo DONE` start → result",
-      variant: "plain `child_process.spawn` → 'close'",
+      variant: `plain \`child_process.spawn\` → 'close', from a fresh Node process (${result.rssMiB} MiB)`,
       result: `${ms(base)} median (p90 ${ms(result.spawnToClose.p90)})`,
       target: "baseline",
       met: null,
@@ -293,7 +204,7 @@ export function lifecycleRows(result: LifecycleResult): Row[] {
   }
   rows.push({
     benchmark: "lifecycle: 64 jobs in one tick, until all 64 processes exist",
-    variant: "64 plain spawns → 'spawn'",
+    variant: "64 plain spawns → 'spawn', from the same fresh process",
     result: `${ms(result.burstSpawn.median)} median`,
     target: "baseline",
     met: null,
@@ -319,7 +230,7 @@ export function lifecycleRows(result: LifecycleResult): Row[] {
   const cell = (run: CpuWall) => `wall ${(run.wallMs / 1000).toFixed(1)} s, CPU ${(run.cpuMs / 1000).toFixed(1)} s`;
   rows.push({
     benchmark: `lifecycle: ${spawn.jobs} short jobs (\`echo\`), ${SHORT_CONCURRENCY} at a time`,
-    variant: "plain `child_process.spawn`",
+    variant: "plain `child_process.spawn`, from the same fresh process",
     result: cell(spawn),
     target: "baseline",
     met: null,
