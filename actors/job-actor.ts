@@ -153,8 +153,8 @@ class JobActor implements ActorControl {
     }
     const proc = this.proc;
     const guard = proc.kind === "pty" ? this.containCrashes() : null;
-    this.spawnedAt = performance.now();
-    this.startedAtEpoch = Date.now();
+    this.spawnedAt = proc.spawnedAt;
+    this.startedAtEpoch = Math.round(Date.now() - (performance.now() - proc.spawnedAt));
     this.phase = "running";
     // Published before any message: from here on the host can kill the group whatever this thread does next.
     this.cell.publishSpawn(proc.pid, proc.pid, this.startedAtEpoch);
@@ -183,7 +183,7 @@ class JobActor implements ActorControl {
     });
     proc.onData((source, chunk) => this.onData(source, chunk));
     const drained = new Promise<void>((resolve) => proc.onDrained(resolve));
-    this.timeout = setTimeout(() => void this.requestStop("timeout", "SIGTERM"), this.spec.timeoutMs);
+    this.timeout = setTimeout(() => void this.requestStop("timeout", "SIGTERM"), Math.max(0, this.spec.timeoutMs - (performance.now() - proc.spawnedAt)));
 
     await exited;
     // Whatever is left in the pipes is bounded (the kernel's buffers), and it must all be read before the job can end:

@@ -15,6 +15,11 @@ import { groupAlive } from "../shared/process-group.ts";
 
 export interface ProcessIo {
   readonly pid: number;
+  /**
+   * When the process was forked, as `performance.now()` on this thread: its elapsed time and its deadline count from
+   * here. A process the spawner forked may have been running for a while before this thread heard of it.
+   */
+  readonly spawnedAt: number;
   readonly kind: "pipes" | "pty";
   /** Raw bytes in arrival order. */
   onData(listener: (source: SourceName, chunk: Uint8Array) => void): void;
@@ -115,12 +120,14 @@ function spawnPipes(request: SpawnRequest, withStdin: boolean): Promise<ProcessI
     detached: true,
     stdio: [withStdin ? "pipe" : "ignore", "pipe", "pipe"],
   });
+  const spawnedAt = performance.now();
   return new Promise((resolve, reject) => {
     child.once("error", (error) => reject(new SpawnError(`could not start ${request.shell}: ${error.message}`)));
     child.once("spawn", () =>
       resolve(
         pipeIo({
           pid: child.pid!,
+          spawnedAt,
           stdout: child.stdout!,
           stderr: child.stderr!,
           stdin: child.stdin,
@@ -147,6 +154,7 @@ async function spawnPty(request: SpawnRequest, io: { cols: number; rows: number 
   } catch (error) {
     throw new SpawnError(`could not start a terminal for ${request.shell}: ${(error as Error).message}`);
   }
+  const spawnedAt = performance.now();
   // node-pty rethrows socket errors other than EIO unless someone listens.
   (term as unknown as { on?(event: string, listener: (error: unknown) => void): void }).on?.("error", () => {});
   // Listen from the first moment and hold what arrives until the actor subscribes: events are not replayed.
@@ -173,6 +181,7 @@ async function spawnPty(request: SpawnRequest, io: { cols: number; rows: number 
   await untilGroupExists(term.pid, 2000, () => exit !== null);
   return {
     pid: term.pid,
+    spawnedAt,
     kind: "pty",
     onData(listener) {
       dataListener = listener;

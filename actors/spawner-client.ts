@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { LineReader, line, parseReply, type Hello, type SpawnRequest, type StreamRole } from "../mailbox/spawner-protocol.ts";
+import { LineReader, line, onThisClock, parseReply, type Hello, type SpawnRequest, type StreamRole } from "../mailbox/spawner-protocol.ts";
 import { signalTagged, taggedProcesses } from "../shared/job-tag.ts";
 import { pipeIo } from "./pipe-io.ts";
 import { waitGroupGone } from "../shared/process-group.ts";
@@ -95,8 +95,8 @@ export async function spawnThroughSpawner(path: string, job: SpawnerJob): Promis
     exit = { code, signal };
     exitListener?.(code, signal);
   };
-  let settle: (value: { pid: number } | { error: string } | null) => void;
-  const answer = new Promise<{ pid: number } | { error: string } | null>((resolve) => (settle = resolve));
+  let settle: (value: { pid: number; spawnedAt: number } | { error: string } | null) => void;
+  const answer = new Promise<{ pid: number; spawnedAt: number } | { error: string } | null>((resolve) => (settle = resolve));
   let pid: number | null = null;
   control.on("data", (chunk: Buffer) => {
     let lines: string[];
@@ -110,7 +110,7 @@ export async function spawnThroughSpawner(path: string, job: SpawnerJob): Promis
       if (reply === null) continue;
       if (reply.type === "spawned") {
         pid = reply.pid;
-        settle({ pid: reply.pid });
+        settle({ pid: reply.pid, spawnedAt: onThisClock(reply.at) });
       } else if (reply.type === "error") settle({ error: reply.message });
       else reportExit(reply.code, reply.signal);
     }
@@ -133,6 +133,7 @@ export async function spawnThroughSpawner(path: string, job: SpawnerJob): Promis
   }
   const io = pipeIo({
     pid: answered.pid,
+    spawnedAt: answered.spawnedAt,
     stdout,
     stderr,
     stdin,

@@ -37,9 +37,13 @@ export interface SpawnRequest {
 
 export type Hello = StreamHello | SpawnRequest;
 
-/** The spawner's answers on the control connection, in this order: one of the first two, then `exit`. */
+/**
+ * The spawner's answers on the control connection, in this order: one of the first two, then `exit`. `spawned`
+ * carries when the fork returned, on the system's monotonic clock (`monotonicMs`): the answer can reach a starved
+ * actor hundreds of milliseconds later, and a job's elapsed time and deadline count from its real start.
+ */
 export type SpawnerReply =
-  | { type: "spawned"; pid: number }
+  | { type: "spawned"; pid: number; at: number }
   | { type: "error"; message: string }
   | { type: "exit"; code: number | null; signal: string | null };
 
@@ -103,7 +107,9 @@ export function parseReply(text: string): SpawnerReply | null {
   const reply = value as Record<string, unknown>;
   switch (reply.type) {
     case "spawned":
-      return Number.isSafeInteger(reply.pid) && (reply.pid as number) > 1 ? { type: "spawned", pid: reply.pid as number } : null;
+      return Number.isSafeInteger(reply.pid) && (reply.pid as number) > 1 && Number.isFinite(reply.at)
+        ? { type: "spawned", pid: reply.pid as number, at: reply.at as number }
+        : null;
     case "error":
       return typeof reply.message === "string" ? { type: "error", message: reply.message } : null;
     case "exit": {
@@ -114,4 +120,18 @@ export function parseReply(text: string): SpawnerReply | null {
     default:
       return null;
   }
+}
+
+/**
+ * Milliseconds on the system's monotonic clock (CLOCK_MONOTONIC on Linux), the same in every process, unlike
+ * `performance.now()`, whose origin is each thread's own start.
+ */
+export function monotonicMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+/** A `monotonicMs()` reading of another process, as a `performance.now()` time of this thread (never in its future). */
+export function onThisClock(at: number): number {
+  const now = performance.now();
+  return now - Math.max(0, monotonicMs() - at);
 }

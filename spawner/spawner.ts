@@ -17,7 +17,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { unlinkSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
-import { LineReader, line, parseHello, READY_LINE, type Hello, type SpawnRequest, type SpawnerReply, type StreamRole } from "../mailbox/spawner-protocol.ts";
+import { LineReader, line, monotonicMs, parseHello, READY_LINE, type Hello, type SpawnRequest, type SpawnerReply, type StreamRole } from "../mailbox/spawner-protocol.ts";
 
 /** A request whose connections have not all arrived by then is dropped: its actor gave up or died. */
 const ASSEMBLY_TIMEOUT_MS = 30_000;
@@ -99,6 +99,8 @@ function start(request: SpawnRequest, control: Socket, streams: Record<"stdout" 
     control.end();
     return;
   }
+  // spawn() returned: the fork is done, and the command runs from here (the 'spawn' event comes a turn later).
+  const forkedAt = monotonicMs();
   let spawned = false;
   child.once("error", (error) => {
     if (spawned) return;
@@ -110,7 +112,7 @@ function start(request: SpawnRequest, control: Socket, streams: Record<"stdout" 
     spawned = true;
     // The child holds its own descriptors now; ours would keep the actor's streams open after the child is gone.
     closeStreams();
-    reply(control, { type: "spawned", pid: child.pid! });
+    reply(control, { type: "spawned", pid: child.pid!, at: forkedAt });
   });
   child.once("exit", (code, signal) => {
     reply(control, { type: "exit", code, signal });
