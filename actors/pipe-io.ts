@@ -7,8 +7,8 @@ import type { ProcessIo } from "./process-io.ts";
 
 export interface PipeStreams {
   pid: number;
-  /** When the process was forked (`performance.now()` of this thread), if not just now. */
-  spawnedAt?: number;
+  /** When the process was forked, as `performance.now()` of this thread. */
+  spawnedAt: number;
   stdout: Readable;
   stderr: Readable;
   stdin: Writable | null;
@@ -38,7 +38,7 @@ export function pipeIo(streams: PipeStreams): ProcessIo {
   stdin?.on("error", () => {});
   return {
     pid: streams.pid,
-    spawnedAt: streams.spawnedAt ?? performance.now(),
+    spawnedAt: streams.spawnedAt,
     kind: "pipes",
     onData(listener) {
       stdout.on("data", (chunk: Buffer) => listener("stdout", chunk));

@@ -32,7 +32,7 @@ describe("pipeIo", () => {
     // The far end writes nothing on stderr and hangs up; ours reads its end and closes with nobody listening.
     stderr.theirs.end();
     if (!stderr.ours.closed) await once(stderr.ours, "close");
-    const io = pipeIo({ pid: 1, stdout: stdout.ours, stderr: stderr.ours, stdin: null, onExit: () => {} });
+    const io = pipeIo({ pid: 1, spawnedAt: performance.now(), stdout: stdout.ours, stderr: stderr.ours, stdin: null, onExit: () => {} });
     const received: string[] = [];
     io.onData((source, chunk) => received.push(`${source}:${Buffer.from(chunk).toString()}`));
     const drained = drainedOf(io);
@@ -46,7 +46,7 @@ describe("pipeIo", () => {
   it("reports drained only once both streams closed", async () => {
     const stdout = await socketPair();
     const stderr = await socketPair();
-    const io = pipeIo({ pid: 1, stdout: stdout.ours, stderr: stderr.ours, stdin: null, onExit: () => {} });
+    const io = pipeIo({ pid: 1, spawnedAt: performance.now(), stdout: stdout.ours, stderr: stderr.ours, stdin: null, onExit: () => {} });
     io.onData(() => {});
     let drained = false;
     io.onDrained(() => (drained = true));
