@@ -76,16 +76,21 @@ export function line(message: Hello | SpawnerReply): string {
   return `${JSON.stringify(message)}\n`;
 }
 
-/** Reads a hello line; null when it is not one (the peer is not speaking this protocol). */
-export function parseHello(text: string): Hello | null {
+/** A line's JSON object, or null when the line is not one. */
+function jsonObject(text: string): Record<string, unknown> | null {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return null;
   }
-  if (typeof value !== "object" || value === null) return null;
-  const hello = value as Record<string, unknown>;
+  return typeof value === "object" && value !== null ? (value as Record<string, unknown>) : null;
+}
+
+/** Reads a hello line; null when it is not one (the peer is not speaking this protocol). */
+export function parseHello(text: string): Hello | null {
+  const hello = jsonObject(text);
+  if (hello === null) return null;
   if (typeof hello.spawn !== "string" || hello.spawn.length === 0) return null;
   if (hello.role === "stdin" || hello.role === "stdout" || hello.role === "stderr") return { spawn: hello.spawn, role: hello.role };
   if (hello.role !== "control") return null;
@@ -97,14 +102,8 @@ export function parseHello(text: string): Hello | null {
 
 /** Reads a reply line; null when it is not one. */
 export function parseReply(text: string): SpawnerReply | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  if (typeof value !== "object" || value === null) return null;
-  const reply = value as Record<string, unknown>;
+  const reply = jsonObject(text);
+  if (reply === null) return null;
   switch (reply.type) {
     case "spawned":
       return Number.isSafeInteger(reply.pid) && (reply.pid as number) > 1 && Number.isFinite(reply.at)
