@@ -29,6 +29,7 @@ import type {
   WriteAck,
 } from "../mailbox/protocol.ts";
 import { MAX_TIMER_MS, STREAM_CLOSE_ROUNDS, STREAM_CLOSE_WAIT_MS } from "../mailbox/timings.ts";
+import { Heartbeat } from "./heartbeat.ts";
 import type { ActorPool } from "./pool.ts";
 import type { JobEnded, JobFigures, JobHandle, JobKind, JobPhase, JobState, StopRequester } from "./runtime-api.ts";
 
@@ -50,6 +51,13 @@ const SENT_EXIT_WAIT_MS = 30_000;
  * make it unanswering.
  */
 const STALLED_ACTOR_MS = 15_000;
+/**
+ * An actor past its deadline whose heartbeat still moves is slow, not hung (a busy machine starves its thread): the
+ * supervisor lets it finish the job itself, looking again this often, for at most LATE_ACTOR_LIMIT_MS.
+ */
+const LATE_ACTOR_RECHECK_MS = 500;
+/** However alive a late actor looks, past this the supervisor kills what the job started itself. */
+const LATE_ACTOR_LIMIT_MS = 60_000;
 /** How long a control call still waiting when the job ends may take to get its answer (see settle). */
 const CONTROL_ANSWER_GRACE_MS = 2_000;
 /** How long the supervisor waits for a thread inside spawn() to publish what it started. */
@@ -112,6 +120,10 @@ export class Job implements JobHandle {
   private backstop: ReturnType<typeof setTimeout> | null = null;
   private backstopAt = Number.POSITIVE_INFINITY;
   private takingOver = false;
+  /** The actor's heartbeat as the supervisor sees it, from the spawn on (the actor surely runs by then). */
+  private heartbeat: Heartbeat | null = null;
+  /** When the supervisor first found the actor past a deadline and let it go on because it still beat. */
+  private lateSince: number | null = null;
   /** When a bounded stop's takeover must be over (monotonic ms); null: the takeover takes what it needs. */
   private takeOverBy: number | null = null;
   /** The supervisor took over but could not end the thread (it owns a PTY, or was inside spawn). */
@@ -333,16 +345,10 @@ export class Job implements JobHandle {
    */
   private answered<T>(answer: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      let beat = this.cell.heartbeat();
-      let beatAt = performance.now();
+      // Counted from the call: an actor that has not started beating yet is given the whole time too.
+      const heartbeat = new Heartbeat(() => this.cell.heartbeat());
       const watch = setInterval(() => {
-        const now = this.cell.heartbeat();
-        if (now !== beat) {
-          beat = now;
-          beatAt = performance.now();
-        } else if (performance.now() - beatAt > STALLED_ACTOR_MS) {
-          finish(() => reject(new Error(`the job actor has not run for ${STALLED_ACTOR_MS} ms`)));
-        }
+        if (heartbeat.stillFor() > STALLED_ACTOR_MS) finish(() => reject(new Error(`the job actor has not run for ${STALLED_ACTOR_MS} ms`)));
       }, 500);
       watch.unref();
       let finished = false;
@@ -377,6 +383,7 @@ export class Job implements JobHandle {
     if (this.final) return;
     switch (message.type) {
       case "spawned":
+        this.heartbeat = new Heartbeat(() => this.cell.heartbeat());
         this.armBackstop(this.spec.timeoutMs + this.spec.killGraceMs + ACTOR_FINISH_MS + SUPERVISOR_SLACK_MS, "missed its deadline");
         for (const wake of this.spawnWaiters.splice(0)) wake();
         this.onSpawned?.(this, message);
@@ -408,7 +415,10 @@ export class Job implements JobHandle {
 
   private armBackstop(afterMs: number, what: string, cause: SupervisorCause = "actor_unresponsive"): void {
     const at = performance.now() + afterMs;
-    if (this.backstop && this.backstopAt <= at) return;
+    // The earlier backstop stands, except that a bounded stop's own replaces a late actor's next look: the actor then
+    // gets the stop's grace, and the stop is over in time however alive the actor looks.
+    const boundedOverLate = cause === "stopped" && this.lateSince !== null;
+    if (this.backstop && this.backstopAt <= at && !boundedOverLate) return;
     if (this.backstop) clearTimeout(this.backstop);
     this.backstopAt = at;
     this.scheduleBackstop(what, cause);
@@ -419,9 +429,25 @@ export class Job implements JobHandle {
     const left = this.backstopAt - performance.now();
     this.backstop = setTimeout(() => {
       if (this.backstopAt - performance.now() > 1) this.scheduleBackstop(what, cause);
-      else void this.takeOver(cause, `the job actor ${what}`);
+      else if (cause === "actor_unresponsive" && this.onlyLate()) {
+        this.backstopAt = performance.now() + LATE_ACTOR_RECHECK_MS;
+        this.scheduleBackstop(what, cause);
+      } else void this.takeOver(cause, `the job actor ${what}`);
     }, Math.min(Math.max(left, 0), MAX_TIMER_MS));
     this.backstop.unref();
+  }
+
+  /**
+   * Whether an actor past a deadline is only slow: its heartbeat moved within STALLED_ACTOR_MS (as for control calls),
+   * and it has not been let go on for LATE_ACTOR_LIMIT_MS yet. A starved thread then reports the job's own end (a
+   * timeout, say) instead of the supervisor calling it unresponsive; a hung one stops beating and is taken over. Never
+   * while a bounded stop (shutdown) is pending: that one must be over in time.
+   */
+  private onlyLate(): boolean {
+    if (this.takeOverBy !== null) return false;
+    const now = performance.now();
+    this.lateSince ??= now;
+    return this.heartbeat !== null && this.heartbeat.stillFor() < STALLED_ACTOR_MS && now - this.lateSince < LATE_ACTOR_LIMIT_MS;
   }
 
   private onTaskSettled(error: unknown): void {

@@ -257,6 +257,17 @@ describe("job runtime", () => {
     expect(groupGone(job.pgid()!)).toBe(true);
   });
 
+  it("lets a late actor whose thread still runs report its own end instead of calling it unresponsive", async () => {
+    runtime = runtimeFor({ actorEntry: FAULTY_ACTOR_ENTRY });
+    // The actor times the job out at once but its report comes 6 s late, past the supervisor's backstop (4.5 s): a
+    // starved thread's way. Its heartbeat moved after the spawn, so the supervisor waits for the report.
+    const job = runtime.start(shellJob("sleep 60", { ...withFault("late-report"), timeoutMs: 300, killGraceMs: 200 }));
+    const result = await job.done;
+    expect(result.cause).toBe("timeout");
+    expect(result.cleanup).toBe("confirmed");
+    expect(groupGone(job.pgid()!)).toBe(true);
+  });
+
   for (const [engine, failurePattern] of [
     ["linear-time engine", "^(a+)+$"],
     ["sandbox thread", "^(a+)+\\1$"],
