@@ -113,6 +113,8 @@ export async function spawnProcess(request: SpawnRequest): Promise<ProcessIo> {
 }
 
 function spawnPipes(request: SpawnRequest, withStdin: boolean): Promise<ProcessIo> {
+  // Read before the fork, never after (see spawner/spawner.ts).
+  const spawnedAt = performance.now();
   const child: ChildProcess = spawnChild(request.shell, ["-c", request.command], {
     cwd: request.cwd,
     env: taggedEnv(request),
@@ -120,7 +122,6 @@ function spawnPipes(request: SpawnRequest, withStdin: boolean): Promise<ProcessI
     detached: true,
     stdio: [withStdin ? "pipe" : "ignore", "pipe", "pipe"],
   });
-  const spawnedAt = performance.now();
   return new Promise((resolve, reject) => {
     child.once("error", (error) => reject(new SpawnError(`could not start ${request.shell}: ${error.message}`)));
     child.once("spawn", () =>
@@ -141,6 +142,8 @@ function spawnPipes(request: SpawnRequest, withStdin: boolean): Promise<ProcessI
 async function spawnPty(request: SpawnRequest, io: { cols: number; rows: number }): Promise<ProcessIo> {
   const pty = await import("@lydell/node-pty");
   let term: import("@lydell/node-pty").IPty;
+  // Read before the fork, never after (see spawner/spawner.ts).
+  const spawnedAt = performance.now();
   try {
     term = pty.spawn(request.shell, ["-c", request.command], {
       name: "xterm-256color",
@@ -154,7 +157,6 @@ async function spawnPty(request: SpawnRequest, io: { cols: number; rows: number 
   } catch (error) {
     throw new SpawnError(`could not start a terminal for ${request.shell}: ${(error as Error).message}`);
   }
-  const spawnedAt = performance.now();
   // node-pty rethrows socket errors other than EIO unless someone listens.
   (term as unknown as { on?(event: string, listener: (error: unknown) => void): void }).on?.("error", () => {});
   // Listen from the first moment and hold what arrives until the actor subscribes: events are not replayed.

@@ -39,8 +39,8 @@ export type Hello = StreamHello | SpawnRequest;
 
 /**
  * The spawner's answers on the control connection, in this order: one of the first two, then `exit`. `spawned`
- * carries when the fork returned, on the system's monotonic clock (`monotonicMs`): the answer can reach a starved
- * actor hundreds of milliseconds later, and a job's elapsed time and deadline count from its real start.
+ * carries when the fork was asked for, on the system's monotonic clock (`monotonicMs`): the answer can reach a starved
+ * actor hundreds of milliseconds later, and a job's elapsed time and deadline count from its real start, never later.
  */
 export type SpawnerReply =
   | { type: "spawned"; pid: number; at: number }

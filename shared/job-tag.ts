@@ -61,6 +61,23 @@ function pidFilter(window: PidWindow | undefined): (pid: number) => boolean {
  * null where environments cannot be read (not Linux, or no /proc).
  */
 export function taggedProcesses(tag: string, window?: PidWindow): number[] | null {
+  return scanTag(tag, window)?.tagged ?? null;
+}
+
+/** What one scan found. */
+export interface TagScan {
+  /** The processes that carry the tag. */
+  tagged: number[];
+  /**
+   * Processes started since the job (given a window) whose environment reads empty: a process in the middle of an
+   * exec shows none for a moment (the kernel fills in the new one last), so it may be the job's and must be looked
+   * at again. A process that cleared its environment for good stays here; the caller decides how long to wait.
+   */
+  unsettled: number[];
+}
+
+/** taggedProcesses, and the processes that cannot be told yet (see TagScan); null where environments cannot be read. */
+export function scanTag(tag: string, window?: PidWindow): TagScan | null {
   if (!IS_LINUX) return null;
   const range = pidRange(window);
   let candidates: number[];
@@ -84,13 +101,52 @@ export function taggedProcesses(tag: string, window?: PidWindow): number[] | nul
     }
   }
   const needle = Buffer.from(`${TAG_VARIABLE}=${tag}\0`, "latin1");
-  const found: number[] = [];
+  const tagged: number[] = [];
+  const unsettled: number[] = [];
+  const startedSince = window ? startedSinceCheck(window.spawnedAt) : null;
   for (const pid of candidates) {
     if (pid === process.pid) continue;
     const environ = environOf(pid);
-    if (environ !== null && carries(environ, needle)) found.push(pid);
+    if (environ === null) continue;
+    if (carries(environ, needle)) tagged.push(pid);
+    else if (environ.length === 0 && startedSince?.(pid)) unsettled.push(pid);
   }
-  return found.sort((a, b) => a - b);
+  return { tagged: tagged.sort((a, b) => a - b), unsettled: unsettled.sort((a, b) => a - b) };
+}
+
+/** Kernel threads have no environment either; they are never a job's. */
+const PF_KTHREAD = 0x00200000;
+/** The kernel's clock ticks per second for /proc times (USER_HZ, 100 on every Linux Node runs on). */
+const TICKS_PER_SECOND = 100;
+/** Boot time estimated from the uptime is this exact and better; a process this much older still counts as new. */
+const STARTED_SINCE_SLACK_MS = 1000;
+
+/** Whether a pid is a live user process started since `sinceEpochMs` (less the slack); null when that cannot be read. */
+function startedSinceCheck(sinceEpochMs: number): ((pid: number) => boolean) | null {
+  let uptimeSeconds: number;
+  try {
+    uptimeSeconds = Number.parseFloat(readFileSync("/proc/uptime", "latin1"));
+  } catch {
+    return null;
+  }
+  if (!Number.isFinite(uptimeSeconds)) return null;
+  const bootEpochMs = Date.now() - uptimeSeconds * 1000;
+  return (pid) => {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    } catch {
+      return false;
+    }
+    // "pid (comm) state ppid …": fields counted after the last ')' (comm may hold anything).
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const state = fields[0];
+    const flags = Number(fields[6]);
+    const startTicks = Number(fields[19]);
+    if (state === undefined || state === "Z" || state === "X" || !Number.isFinite(flags) || !Number.isFinite(startTicks)) return false;
+    if ((flags & PF_KTHREAD) !== 0) return false;
+    return bootEpochMs + (startTicks / TICKS_PER_SECOND) * 1000 >= sinceEpochMs - STARTED_SINCE_SLACK_MS;
+  };
 }
 
 /** Up to this many pids allocated since the leader are probed one by one instead of listing /proc. */

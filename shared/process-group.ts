@@ -11,7 +11,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { StopSignal } from "../mailbox/protocol.ts";
-import { signalTagged, taggedProcesses } from "./job-tag.ts";
+import { scanTag, signalTagged } from "./job-tag.ts";
 
 
 const IS_LINUX = process.platform === "linux";
@@ -158,9 +158,18 @@ interface Remains {
   group: boolean;
   /** Tagged pids still running; null when they cannot be known (no /proc). */
   tagged: number[] | null;
+  /** New processes whose environment could not be read yet, still waited for (see UNSETTLED_WAIT_MS). */
+  unsettled: number;
 }
 
-const allGone = (left: Remains): boolean => !left.group && left.tagged !== null && left.tagged.length === 0;
+const allGone = (left: Remains): boolean => !left.group && left.tagged !== null && left.tagged.length === 0 && left.unsettled === 0;
+
+/**
+ * How long a new process whose environment reads empty is waited for before it is taken for one that cleared its
+ * environment (which escapes the tag anyway): one in the middle of an exec — a descendant that just left the group
+ * with `setsid`, say — has its environment back within moments, carrying the tag.
+ */
+const UNSETTLED_WAIT_MS = 1000;
 
 /**
  * Waits until nothing of the job runs (or nothing more can be learnt) or `timeoutMs` passed; `onStill` runs after
@@ -197,7 +206,7 @@ async function waitGone(
 export async function waitGroupGone(pgid: number, timeoutMs: number): Promise<boolean> {
   checkGroup(pgid);
   const watch = new GroupWatch(pgid);
-  const left = await waitGone(() => ({ group: watch.alive(), tagged: [] }), timeoutMs, undefined);
+  const left = await waitGone(() => ({ group: watch.alive(), tagged: [], unsettled: 0 }), timeoutMs, undefined);
   return !left.group;
 }
 
@@ -231,9 +240,16 @@ export async function stopGroup(pgid: number, options: StopOptions): Promise<{ c
   const window = options.spawnedAt === undefined ? undefined : { firstPid: pgid, spawnedAt: options.spawnedAt };
   // Tagged processes are looked for only once the group is gone: until then the group's signal reaches its own
   // members, and a check costs one kill(0). What left the group is signalled when the scan finds it.
+  const unsettledSince = new Map<number, number>();
   const remains = (): Remains => {
     const group = watch.alive();
-    return { group, tagged: tag === undefined || group ? [] : taggedProcesses(tag, window) };
+    if (tag === undefined || group) return { group, tagged: [], unsettled: 0 };
+    const scan = scanTag(tag, window);
+    if (scan === null) return { group, tagged: null, unsettled: 0 };
+    const now = performance.now();
+    for (const pid of scan.unsettled) if (!unsettledSince.has(pid)) unsettledSince.set(pid, now);
+    const unsettled = scan.unsettled.filter((pid) => now - unsettledSince.get(pid)! < UNSETTLED_WAIT_MS).length;
+    return { group, tagged: scan.tagged, unsettled };
   };
   const killAll = (left: Remains) => {
     if (left.group) signalGroup(pgid, "SIGKILL");

@@ -83,6 +83,9 @@ function start(request: SpawnRequest, control: Socket, streams: Record<"stdout" 
   const closeStreams = () => {
     for (const stream of Object.values(streams)) stream?.destroy();
   };
+  // The job's clock starts as the fork is asked for: read after spawn() returned, a descheduled spawner would date
+  // the job late, and its readiness and elapsed times would come out shorter than what the command really took.
+  const forkedAt = monotonicMs();
   let child: ChildProcess;
   try {
     child = spawn(request.shell, ["-c", request.command], {
@@ -99,8 +102,6 @@ function start(request: SpawnRequest, control: Socket, streams: Record<"stdout" 
     control.end();
     return;
   }
-  // spawn() returned: the fork is done, and the command runs from here (the 'spawn' event comes a turn later).
-  const forkedAt = monotonicMs();
   let spawned = false;
   child.once("error", (error) => {
     if (spawned) return;

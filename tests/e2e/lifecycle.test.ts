@@ -16,7 +16,7 @@ function threadCount(): number {
 }
 
 describe("runtime lifecycle in Pi", () => {
-  it("session shutdown stops every job and ends every worker before the handler returns", async () => {
+  it("session shutdown stops every job before the handler returns, and then its workers end", async () => {
     // A first session brings up what stays for the process's life (libuv's thread pool, Pi's own helpers), so that
     // the count taken after it moves only with job workers.
     const warmup = await startSdkSession({
@@ -64,8 +64,9 @@ describe("runtime lifecycle in Pi", () => {
     } finally {
       await sdk.dispose();
     }
-    // dispose() awaited the session_shutdown handlers: by now everything must be gone, SIGTERM-ignoring shells too.
+    // dispose() awaited the session_shutdown handlers: by now every process must be gone, SIGTERM-ignoring shells too.
     for (const pid of pids) expect(groupMembers(pid)).toEqual([]);
-    expect(threadCount()).toBeLessThanOrEqual(before);
+    // The shutdown is bounded: a thread not idle by then (a starved one, on a loaded machine) is ended right after.
+    await pollUntil(() => threadCount() <= before, { timeoutMs: 60_000, what: "the workers to end" });
   });
 });

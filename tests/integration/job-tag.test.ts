@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { TAG_VARIABLE, taggedProcesses } from "../../shared/job-tag.ts";
+import { TAG_VARIABLE, scanTag, taggedProcesses } from "../../shared/job-tag.ts";
 import { groupMembers, stopGroup } from "../../shared/process-group.ts";
 import type { SupervisedRuntime } from "../../host/runtime.ts";
 import { groupGone, killLeftovers, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
@@ -69,6 +69,22 @@ describe.runIf(linux)("taggedProcesses (Linux /proc/<pid>/environ)", () => {
     // Restricted to the pids allocated since the leader's spawn: the same answer.
     expect(taggedProcesses(tag, { firstPid: pgid, spawnedAt: Date.now() })).toEqual(expect.arrayContaining([pgid, escapee]));
     expect(taggedProcesses(freshTag())).toEqual([]);
+  });
+
+  it("tells apart a new process whose environment reads empty (as in the middle of an exec) from a tagged one", async () => {
+    const tag = freshTag();
+    const since = Date.now();
+    const tagged = spawn("sleep", ["100"], { stdio: "ignore", env: { [TAG_VARIABLE]: tag } });
+    const bare = spawn("sleep", ["100"], { stdio: "ignore", env: {} });
+    leftovers.push(tagged.pid!, bare.pid!);
+    const scan = await waitFor(() => {
+      const found = scanTag(tag, { firstPid: tagged.pid!, spawnedAt: since });
+      return found && found.tagged.includes(tagged.pid!) && found.unsettled.includes(bare.pid!) ? found : null;
+    }, 10_000, "the tagged and the bare process");
+    expect(scan.unsettled).not.toContain(tagged.pid);
+    expect(scan.unsettled).not.toContain(process.pid);
+    // Without a window there is no telling new from old: nothing is unsettled.
+    expect(scanTag(tag)?.unsettled).toEqual([]);
   });
 
   it("stopGroup with the tag kills what left the group, and confirms only once it is gone", async () => {
