@@ -118,7 +118,7 @@ export function scanTag(tag: string, window?: PidWindow): TagScan | null {
 const PF_KTHREAD = 0x00200000;
 /** The kernel's clock ticks per second for /proc times (USER_HZ, 100 on every Linux Node runs on). */
 const TICKS_PER_SECOND = 100;
-/** Boot time estimated from the uptime is this exact and better; a process this much older still counts as new. */
+/** The boot time estimated from the uptime is off by far less than this; a process this much older still counts as new. */
 const STARTED_SINCE_SLACK_MS = 1000;
 
 /** Whether a pid is a live user process started since `sinceEpochMs` (less the slack); null when that cannot be read. */
