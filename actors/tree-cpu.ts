@@ -2,22 +2,13 @@
  * CPU time a job's processes have used, from `/proc/<pid>/stat` (Linux). Each process counts its own user and
  * system time plus that of the children it has reaped, so work done by short-lived children is not lost when they end.
  */
-import { readFileSync } from "node:fs";
-
-/** Clock ticks per second of `/proc/<pid>/stat`: USER_HZ, 100 on every Linux architecture Node runs on. */
-const TICKS_PER_SECOND = 100;
+import { statFields, TICKS_PER_SECOND } from "../shared/proc-stat.ts";
 
 /** Milliseconds of CPU (user + system, own and reaped children) of one process, or null when it is gone. */
 export function processCpuMs(pid: number): number | null {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-  } catch {
-    return null;
-  }
-  // The command name (field 2) may contain spaces and parentheses: fields are counted after its last ')'.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // After the name: state is field 3, so utime (14), stime (15), cutime (16), cstime (17) are at 11..14 here.
+  const fields = statFields(pid);
+  if (fields === null) return null;
+  // utime (14), stime (15), cutime (16), cstime (17) are at 11..14 here.
   let ticks = 0;
   for (let index = 11; index <= 14; index++) ticks += Number(fields[index]) || 0;
   return (ticks * 1000) / TICKS_PER_SECOND;

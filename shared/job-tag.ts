@@ -8,6 +8,7 @@
  * environment of another process can be read, and the scan says so (null) rather than "none".
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { statFields, TICKS_PER_SECOND } from "./proc-stat.ts";
 
 /** The variable that names a process's job. */
 export const TAG_VARIABLE = "PI_JOBS_JOB";
@@ -116,8 +117,6 @@ export function scanTag(tag: string, window?: PidWindow): TagScan | null {
 
 /** Kernel threads have no environment either; they are never a job's. */
 const PF_KTHREAD = 0x00200000;
-/** The kernel's clock ticks per second for /proc times (USER_HZ, 100 on every Linux Node runs on). */
-const TICKS_PER_SECOND = 100;
 /** The boot time estimated from the uptime is off by far less than this; a process this much older still counts as new. */
 const STARTED_SINCE_SLACK_MS = 1000;
 
@@ -132,14 +131,9 @@ function startedSinceCheck(sinceEpochMs: number): ((pid: number) => boolean) | n
   if (!Number.isFinite(uptimeSeconds)) return null;
   const bootEpochMs = Date.now() - uptimeSeconds * 1000;
   return (pid) => {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    } catch {
-      return false;
-    }
-    // "pid (comm) state ppid …": fields counted after the last ')' (comm may hold anything).
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const fields = statFields(pid);
+    if (fields === null) return false;
+    // state (3), flags (9), starttime (22).
     const state = fields[0];
     const flags = Number(fields[6]);
     const startTicks = Number(fields[19]);

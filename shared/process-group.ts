@@ -8,10 +8,11 @@
  * Zombies: some containers run a PID 1 that never reaps orphans. A zombie still counts for `kill(-pgid, 0)` but can
  * never be killed, so on Linux a group whose remaining members are all zombies counts as gone.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { StopSignal } from "../mailbox/protocol.ts";
 import { scanTag, signalTagged } from "./job-tag.ts";
+import { statFields } from "./proc-stat.ts";
 
 
 const IS_LINUX = process.platform === "linux";
@@ -23,7 +24,7 @@ const POLL_CAP_MS = 50;
 /** Our own process group, which must never be signalled as a job's (on Linux, where /proc tells it). */
 let ownGroup: number | null | undefined;
 function ownProcessGroup(): number | null {
-  if (ownGroup === undefined) ownGroup = IS_LINUX ? (readStat("self")?.pgrp ?? null) : null;
+  if (ownGroup === undefined) ownGroup = IS_LINUX ? (readStat(String(process.pid))?.pgrp ?? null) : null;
   return ownGroup;
 }
 
@@ -63,19 +64,11 @@ interface StatFields {
 
 /** The fields of /proc/<pid>/stat we need; null when the process is gone or unreadable. */
 function readStat(pid: string): StatFields | null {
-  let raw: string;
-  try {
-    raw = readFileSync(`/proc/${pid}/stat`, "latin1");
-  } catch {
-    return null;
-  }
-  // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so parse after the last ')'.
-  const close = raw.lastIndexOf(")");
-  if (close < 0) return null;
-  const fields = raw.slice(close + 2).split(" ");
-  const pgrp = Number(fields[2]);
-  if (fields[0] === undefined || !Number.isInteger(pgrp)) return null;
-  return { pid: Number.parseInt(raw, 10), state: fields[0], pgrp };
+  const fields = statFields(pid);
+  // state (3), pgrp (5).
+  const pgrp = Number(fields?.[2]);
+  if (fields?.[0] === undefined || !Number.isInteger(pgrp)) return null;
+  return { pid: Number.parseInt(pid, 10), state: fields[0], pgrp };
 }
 
 /** Members of the group visible in /proc (zombies included); null when /proc cannot be listed. */
