@@ -58,10 +58,19 @@ export interface SpawnRequest {
   spawner?: string | undefined;
 }
 
-/** The process's environment: the requested one (or the host's), tagged with the job. */
-function taggedEnv(request: SpawnRequest): Record<string, string> {
+/**
+ * The process's environment: the requested one (or the host's), tagged with the job, and with the shell nesting level
+ * of a command typed at a shell. A pipe job's stdin is a socket (Node's pipes are), and bash runs the user's ~/.bashrc
+ * for a `-c` command whose stdin is a socket whenever it believes it is the outermost shell — SHLVL unset or 0, as when
+ * Pi was started by `exec pi`, straight by tmux, or by a launcher that is not a shell. Every job then ran the user's
+ * interactive setup first, and a job stopped in the middle of it could leave that setup's lock behind (pyenv's, which
+ * made every later bash job wait 60 s for it). So a missing or zero SHLVL becomes 1; a real one is kept.
+ */
+function jobEnv(request: SpawnRequest): Record<string, string> {
   const base = request.env ?? (process.env as Record<string, string>);
-  return { ...base, [TAG_VARIABLE]: request.tag };
+  const env: Record<string, string> = { ...base, [TAG_VARIABLE]: request.tag };
+  if (!(Number(base.SHLVL) >= 1)) env.SHLVL = "1";
+  return env;
 }
 
 /** Checks what would otherwise fail inside the child with a misleading error. */
@@ -101,7 +110,7 @@ export async function spawnProcess(request: SpawnRequest): Promise<ProcessIo> {
       shell: request.shell,
       command: request.command,
       cwd: request.cwd,
-      env: taggedEnv(request),
+      env: jobEnv(request),
       stdin: request.io.stdin,
       tag: request.tag,
     });
@@ -117,7 +126,7 @@ function spawnPipes(request: SpawnRequest, withStdin: boolean): Promise<ProcessI
   const spawnedAt = performance.now();
   const child: ChildProcess = spawnChild(request.shell, ["-c", request.command], {
     cwd: request.cwd,
-    env: taggedEnv(request),
+    env: jobEnv(request),
     // A new session and process group: the pid is the pgid, and signals to -pgid reach every descendant.
     detached: true,
     stdio: [withStdin ? "pipe" : "ignore", "pipe", "pipe"],
@@ -150,7 +159,7 @@ async function spawnPty(request: SpawnRequest, io: { cols: number; rows: number 
       cols: io.cols,
       rows: io.rows,
       cwd: request.cwd,
-      env: taggedEnv(request),
+      env: jobEnv(request),
       // Raw bytes: decoding belongs to our framing, which handles sequences split across reads.
       encoding: null,
     });

@@ -4,7 +4,7 @@
  * stdin, spawn errors. A spawner that dies costs no job: a running job still ends when its process does, and later
  * jobs are spawned anyway.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -129,4 +129,35 @@ describe("the spawner", () => {
     runtime = null;
     await waitFor(() => !pidAlive(spawner), 10_000, "the spawner to end with the runtime");
   });
+
+  it.runIf(existsSync("/bin/bash"))(
+    "a bash job runs its command as typed at a shell, never the user's ~/.bashrc, through the spawner or not",
+    async () => {
+      // bash runs ~/.bashrc for a `-c` command whose stdin is a socket when it is the outermost shell (SHLVL unset or
+      // 0); a pipe job's stdin is one. The job must not depend on how Pi itself was started.
+      const home = mkdtempSync(join(tmpdir(), "pi-jobs-home-"));
+      writeFileSync(join(home, ".bashrc"), "echo bashrc-ran\n");
+      const bashJob = (shlvl: string | null) =>
+        shellJob('echo "level $SHLVL"', {
+          shell: "/bin/bash",
+          env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, ...(shlvl === null ? {} : { SHLVL: shlvl }) },
+          io: { kind: "pipes", stdin: true },
+          ...withOutput,
+        });
+      try {
+        for (const viaSpawner of [true, false]) {
+          const rt = viaSpawner ? await spawnerRuntime() : (runtime = runtimeFor({ spawner: false }));
+          for (const [shlvl, level] of [[null, "2"], ["0", "2"], ["3", "4"]] as const) {
+            const job = rt.start(bashJob(shlvl));
+            expect(await job.done, `SHLVL ${shlvl}`).toMatchObject({ cause: "exit", exitCode: 0 });
+            expect(await output(job), `SHLVL ${shlvl}, ${viaSpawner ? "spawner" : "actor"}`).toBe(`level ${level}\n`);
+          }
+          await rt.shutdown();
+          runtime = null;
+        }
+      } finally {
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
 });
