@@ -250,7 +250,10 @@ describe("job runtime", () => {
 
   it("takes over when an actor hangs past its deadline", async () => {
     runtime = runtimeFor({ actorEntry: FAULTY_ACTOR_ENTRY });
-    const job = runtime.start(shellJob("sleep 60", { ...withFault("hang"), timeoutMs: 300, killGraceMs: 200 }));
+    // The thread hangs 20 ms after the process exists; the job's clock starts before the fork, so a deadline shorter
+    // than a slow start lets the actor time the job out and report before it hangs. Ten seconds leaves room for any
+    // start and costs nothing: a hung thread is taken over 15 s after its last heartbeat either way.
+    const job = runtime.start(shellJob("sleep 60", { ...withFault("hang"), timeoutMs: 10_000, killGraceMs: 200 }));
     const result = await job.done;
     expect(result.cause).toBe("actor_unresponsive");
     expect(result.cleanup).toBe("confirmed");
