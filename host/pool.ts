@@ -6,12 +6,20 @@
  * threads stay idle, each loaded with the actor's whole module graph (actors/actor-thread.ts) before a job is
  * given to it. After a burst the threads it needed stay for `idleTimeout`, so the next burst of the
  * same size starts on loaded threads too; an idle pool shrinks back to `warm`.
+ *
+ * Starts that would boot a thread wait here while as many threads as there are cores are booting (host/thread-boots.ts),
+ * so a burst never boots all its threads at once at Pi's priority. A job stopped while it waits is dropped within
+ * ADMIT_POLL_MS, without a thread.
  */
+import { availableParallelism } from "node:os";
+import type { MessagePort } from "node:worker_threads";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Piscina } from "piscina";
 import { workerUrl } from "../shared/entry-url.ts";
+import { JobCellReader } from "../mailbox/job-cell.ts";
 import type { ActorTask, ActorTaskResult } from "../mailbox/protocol.ts";
+import { startsToAdmit } from "./thread-boots.ts";
 
 export interface ActorPool {
   run(task: ActorTask, signal: AbortSignal): Promise<ActorTaskResult>;
@@ -37,6 +45,19 @@ const LOAD_WAIT_MS = 10_000;
 const LOAD_POLL_MS = 10;
 /** How long the process's exit may be held for threads still loading their modules (see onExit). */
 const EXIT_LOAD_WAIT_MS = 5_000;
+/** How many threads may boot at once (host/thread-boots.ts). */
+const BOOT_LIMIT = Math.max(1, availableParallelism());
+/** How often waiting starts look again for a loaded thread or room to boot one, while any waits. */
+const ADMIT_POLL_MS = 10;
+
+/** A start not yet handed to piscina: a job's task, or a warm task (`task: null`). */
+interface WaitingStart {
+  task: ActorTask | null;
+  options: { transferList?: readonly MessagePort[]; signal?: AbortSignal; name?: string };
+  /** True once the start is no longer wanted: its job was stopped before it got a thread. */
+  dropped(): boolean;
+  settle(outcome: { run: Promise<ActorTaskResult | undefined> } | { error: Error } | { skipped: true }): void;
+}
 
 export function createActorPool(options: { capacity: number; warm: number; entry?: URL | undefined }): ActorPool {
   const maxThreads = options.capacity + options.warm;
@@ -70,6 +91,22 @@ export function createActorPool(options: { capacity: number; warm: number; entry
   pool.on("workerDestroy", () => {
     ended += 1;
   });
+  /**
+   * Threads piscina has called ready for a task, by thread id: a start boots a new thread exactly when none of these
+   * is idle. (piscina calls the threads it makes with the pool ready at once, and queues their first tasks.) An ended
+   * thread's id reads -1, so the ready ones are counted among the live threads rather than removed on their end.
+   */
+  const ready = new Set<number>();
+  pool.on("workerCreate", (worker: { id: number }) => {
+    ready.add(worker.id);
+    // After piscina has handed the thread what it had queued for it.
+    queueMicrotask(admit);
+  });
+  const readyThreads = () => {
+    let count = 0;
+    for (const thread of pool.threads) if (ready.has(thread.threadId)) count += 1;
+    return count;
+  };
   /** Threads made and not yet through their entry module. */
   const loading = () => pool.threads.length + ended - Atomics.load(loaded, 0);
   /**
@@ -93,6 +130,82 @@ export function createActorPool(options: { capacity: number; warm: number; entry
   let warming = 0;
   /** A warm task that failed (its thread could not load, or the pool is being destroyed) stops the warming. */
   let warmFailed = false;
+  /** Tasks handed to piscina and not settled, jobs and warm ones alike. */
+  let submitted = 0;
+  /** Starts waiting for a loaded thread or room to boot one: jobs first, in order, then warm tasks. */
+  const waiting: WaitingStart[] = [];
+  let admitTimer: ReturnType<typeof setTimeout> | null = null;
+
+  const submit = (start: WaitingStart) => {
+    submitted += 1;
+    const run = pool.run(start.task, start.options);
+    const done = () => {
+      submitted -= 1;
+      admit();
+    };
+    run.then(done, done);
+    start.settle({ run });
+  };
+  /** Hands piscina every waiting start it can take now without booting more than BOOT_LIMIT threads at once. */
+  const admit = () => {
+    for (let i = waiting.length - 1; i >= 0; i -= 1) {
+      if (waiting[i]!.dropped()) waiting.splice(i, 1)[0]!.settle({ skipped: true });
+    }
+    // Ready threads less one per task piscina holds (running or queued for a thread) are idle; the rest are booting.
+    const readyCount = readyThreads();
+    const counts = { free: readyCount - submitted, booting: pool.threads.length - readyCount, limit: BOOT_LIMIT };
+    const admitted = startsToAdmit(counts, waiting.length);
+    // piscina adds a new thread synchronously, so the counts stay true from one start to the next.
+    for (const start of waiting.splice(0, admitted)) submit(start);
+    if (waiting.length > 0 && admitTimer === null) {
+      admitTimer = setTimeout(() => {
+        admitTimer = null;
+        admit();
+      }, ADMIT_POLL_MS);
+      admitTimer.unref();
+    }
+  };
+  const enqueue = (start: WaitingStart) => {
+    const firstWarm = waiting.findIndex((waiter) => waiter.task === null);
+    if (start.task !== null && firstWarm >= 0) waiting.splice(firstWarm, 0, start);
+    else waiting.push(start);
+    admit();
+  };
+  const startWarm = (): Promise<unknown> =>
+    new Promise((resolve, reject) =>
+      enqueue({
+        task: null,
+        options: { name: "warm" },
+        dropped: () => false,
+        settle: (outcome) => ("run" in outcome ? resolve(outcome.run) : reject(new Error("the actor pool closed"))),
+      }),
+    );
+  const startJob = (task: ActorTask, signal: AbortSignal): Promise<ActorTaskResult> =>
+    new Promise((resolve, reject) => {
+      const cell = new JobCellReader(task.cell);
+      const onAbort = () => {
+        const at = waiting.indexOf(start);
+        if (at < 0) return;
+        waiting.splice(at, 1);
+        reject(signal.reason);
+      };
+      const start: WaitingStart = {
+        task,
+        options: { transferList: [task.data, task.control], signal },
+        // The job was stopped before its actor claimed the spawn: nothing of it runs, and no thread is needed.
+        dropped: () => cell.state() === "cancelled",
+        settle: (outcome) => {
+          signal.removeEventListener("abort", onAbort);
+          if ("run" in outcome) resolve(outcome.run as Promise<ActorTaskResult>);
+          else if ("error" in outcome) reject(outcome.error);
+          else resolve({ id: task.spec.id, cause: "stopped" });
+        },
+      };
+      if (signal.aborted) return reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      enqueue(start);
+    });
+
   /**
    * Keeps `warm` threads idle beyond the running jobs. A warm task (which does nothing) is queued like a job: it
    * takes an idle thread if there is one, and otherwise makes piscina start a thread for it, which loads the actor
@@ -105,8 +218,7 @@ export function createActorPool(options: { capacity: number; warm: number; entry
     const missing = Math.min(options.warm, maxThreads - jobs) - warming;
     for (let i = 0; i < missing && !warmFailed; i += 1) {
       warming += 1;
-      pool
-        .run(null, { name: "warm" })
+      startWarm()
         .catch(() => {
           warmFailed = true;
         })
@@ -138,7 +250,7 @@ export function createActorPool(options: { capacity: number; warm: number; entry
       // (and the spec before it starts the job), and compiling the checks cost each new thread ~0.4 s of CPU in a
       // checkout — most of a burst's time there (docs/decisions.md).
       const unchecked: ActorTask = { ...task, checkMessages: false };
-      const running = pool.run(unchecked, { transferList: [task.data, task.control], signal }) as Promise<ActorTaskResult>;
+      const running = startJob(unchecked, signal);
       scheduleTopUp();
       return running.finally(() => {
         jobs -= 1;
@@ -148,6 +260,12 @@ export function createActorPool(options: { capacity: number; warm: number; entry
     async destroy(waitMs = LOAD_WAIT_MS) {
       warmFailed = true;
       if (topUpTimer) clearTimeout(topUpTimer);
+      if (admitTimer) clearTimeout(admitTimer);
+      // Only jobs that were stopped can still wait (destroy comes once no job runs); a job that somehow still wanted a
+      // thread fails with a reason rather than staying "starting" for good.
+      for (const start of waiting.splice(0)) {
+        start.settle(start.dropped() || start.task === null ? { skipped: true } : { error: new Error("the actor pool closed before the job got a thread") });
+      }
       // Ending a thread in the middle of loading its modules can abort the whole process (Node's module loader asserts
       // "IsGraphAsync must be used on an instantiated module"; seen when a session quit during a burst of starts). So
       // the threads are ended only once none is loading; one that never finishes loading is left to end with the
