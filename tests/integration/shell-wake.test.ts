@@ -74,11 +74,16 @@ describe("wake on exit", () => {
   it("a direct read that reports the completion consumes the wake; list_sessions does not", async () => {
     const listed = await start("sleep 0.5");
     const read = await start("sleep 0.5");
-    await waitFor(() => service.list({}).completed_count === 2, 30_000, "two completions");
-    service.list({});
-    const r = await service.writeStdin({ session_id: read, yield_time_ms: 0 }, direct());
+    // The read waits for the end and reports it at once, long before a wake for it could be due (400 ms of quiet),
+    // whichever of the two jobs got its thread and ended first.
+    const r = await service.writeStdin({ session_id: read, yield_time_ms: 30_000 }, direct());
     expect(r.wait_status).toBe("completed");
-    await waitFor(() => sent.length > 0, 30_000, "a wake");
+    await service.state.registry.get(listed)!.handle.done;
+    // list_sessions shows the listed job's completion (the read one left the registry with its report) and consumes
+    // nothing.
+    expect(service.list({})).toMatchObject({ active_count: 0, completed_count: 1, sessions: [{ session_id: listed }] });
+    service.list({});
+    await waitFor(() => sent.flat().some((c) => c.sessionId === listed), 30_000, "the wake for the listed job");
     expect(sent.flat().map((c) => c.sessionId)).toEqual([listed]);
   });
 
