@@ -4,7 +4,10 @@
  * Measured in a child `node --expose-gc` process, so the host's heap can be collected before each reading and the
  * figure is not swayed by whatever the earlier benchmarks left on the heap. Each reading is the median of several
  * samples taken after a collection and a settle. Per actor = (RSS with 32 alive − RSS before any worker thread) / 32,
- * so the thread each actor runs on counts against it; the two idle warm threads are reported separately. The
+ * so the thread each actor runs on counts against it; the two idle warm threads are reported separately. Beside RSS,
+ * the same difference in private memory (Linux: Private_Clean + Private_Dirty of /proc/self/smaps_rollup): RSS counts a
+ * page once per mapping, and V8 maps the same 2 MiB of Node's built-in code into every thread's isolate, pages that
+ * exist once in memory (docs/decisions.md, "Thread memory: the floor is Node's worker"). The
  * checkout (workers loaded from TypeScript source) and the installed copy (compiled workers, bench/copy.ts) are
  * measured apart: every thread that strips types carries the stripper with it.
  *
@@ -12,6 +15,7 @@
  * reading as JSON.
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { JobKind } from "../host/runtime-api.ts";
 import { copyArgument, copyLabel, loadCopy, type Copy } from "./copy.ts";
@@ -36,6 +40,8 @@ export interface MemoryReading {
   threadsAlive: number;
   perActor: number;
   perWarmThread: number;
+  /** (private memory with every actor alive − before) / actors, in bytes; null where /proc cannot say. */
+  privatePerActor: number | null;
 }
 
 export interface MemoryResult {
@@ -48,44 +54,61 @@ export interface MemoryResult {
 
 const collect = (globalThis as { gc?: () => void }).gc;
 
-/** Median RSS of five samples, each after a full collection of the main heap. */
-async function settledRss(): Promise<number> {
-  const samples: number[] = [];
+/** Memory of this process mapped by it alone, in bytes; null without /proc. */
+function privateBytes(): number | null {
+  try {
+    const rollup = readFileSync("/proc/self/smaps_rollup", "latin1");
+    let kib = 0;
+    for (const match of rollup.matchAll(/^Private_(?:Clean|Dirty):\s+(\d+) kB$/gm)) kib += Number(match[1]);
+    return kib * 1024;
+  } catch {
+    return null;
+  }
+}
+
+const median = (samples: number[]): number => samples.sort((a, b) => a - b)[samples.length >> 1]!;
+
+/** Median RSS and private memory of five samples, each after a full collection of the main heap. */
+async function settledMemory(): Promise<{ rss: number; private: number | null }> {
+  const rss: number[] = [];
+  const own: number[] = [];
   for (let i = 0; i < 5; i += 1) {
     collect?.();
     await sleep(200);
-    samples.push(process.memoryUsage.rss());
+    rss.push(process.memoryUsage.rss());
+    const bytes = privateBytes();
+    if (bytes !== null) own.push(bytes);
   }
-  samples.sort((a, b) => a - b);
-  return samples[2]!;
+  return { rss: median(rss), private: own.length === rss.length ? median(own) : null };
 }
 
 async function measureKind(kind: JobKind, copy: Copy): Promise<MemoryReading> {
   const runtime = (await loadCopy(copy)).runtime({ warm: WARM });
   try {
-    const before = await settledRss();
+    const before = await settledMemory();
     runtime.warmUp();
     await waitFor(() => runtime.threads() >= WARM, 10_000, "warm threads");
     // A thread exists before its module graph is loaded: give the warm threads time to finish loading.
     await sleep(1500);
-    const warm = await settledRss();
+    const warm = await settledMemory();
     const command = "sleep 60";
     const jobs = Array.from({ length: ACTORS }, () => runtime.start(kind === "monitor" ? monitorRequest(command) : jobRequest(command)));
     await waitFor(() => jobs.every((job) => job.phase() === "running"), 60_000, `${ACTORS} actors running`);
     // Threads that just started allocate while they load; let them reach their idle state.
     await sleep(2000);
-    const alive = await settledRss();
+    const alive = await settledMemory();
     const threadsAlive = runtime.threads();
     return {
       kind,
       copy,
       actors: ACTORS,
-      before,
-      warm,
-      alive,
+      before: before.rss,
+      warm: warm.rss,
+      alive: alive.rss,
       threadsAlive,
-      perActor: Math.round((alive - before) / ACTORS),
-      perWarmThread: Math.round((warm - before) / WARM),
+      perActor: Math.round((alive.rss - before.rss) / ACTORS),
+      perWarmThread: Math.round((warm.rss - before.rss) / WARM),
+      privatePerActor: alive.private === null || before.private === null ? null : Math.round((alive.private - before.private) / ACTORS),
     };
   } finally {
     await closeRuntime(runtime);
@@ -138,7 +161,7 @@ export function memoryRows(result: MemoryResult): Row[] {
     return {
       benchmark: index === 0 ? `memory: ${reading.actors} idle actors (\`sleep 60\`)` : "",
       variant: `${kind}, ${copyLabel(reading.copy)}`,
-      result: `${mb(reading.perActor)} per actor (${rss}); idle warm thread ${mb(reading.perWarmThread)}`,
+      result: `${mb(reading.perActor)} per actor (${rss}); idle warm thread ${mb(reading.perWarmThread)}${reading.privatePerActor === null ? "" : `; private memory ${mb(reading.privatePerActor)} per actor`}`,
       target,
       met: reading.perActor <= PER_ACTOR_TARGET_BYTES,
     };

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { appendFileSync } from "node:fs";
+import { appendFileSync, rmdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { createLogBudget, createSessionLogDir } from "../shared/log-budget.ts";
@@ -183,6 +183,15 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
     }
   }
 
+  function removeLogDirIfEmpty(): void {
+    if (logDir === null) return;
+    try {
+      rmdirSync(logDir);
+    } catch {
+      // Not empty (a log, an unconfirmed stop's record, a spawner's socket left by a kill): it stays.
+    }
+  }
+
   return {
     start,
     get: (id) => live.get(id),
@@ -201,13 +210,15 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       await Promise.all([spawner?.stop(remaining()), registry?.flushed()]);
       const current = pool;
       pool = null;
+      // A session that kept no log (no job ran, only the spawner's socket lived there) leaves no directory behind;
+      // one with logs keeps them for the user, as temporary files. Only once no actor can still open a file there.
+      const idle = Promise.all([...tasks]).then(removeLogDirIfEmpty);
       // Every process is gone by now. The threads are ended only once each has finished its task: a job cancelled
       // while its thread was still booting ends at once, and terminating a thread in the middle of loading its
       // modules can abort the whole process (an assertion in Node's module loader, seen under a burst-then-quit).
       // Threads the supervisor had to leave alone are never terminated, so the pool is not destroyed under them.
       // Threads that need longer than the bound are ended in the background as soon as they can be.
       if (current === null || strandedThreads > 0) return;
-      const idle = Promise.all([...tasks]);
       const settled = await Promise.race([
         idle.then(() => true),
         new Promise<boolean>((resolve) => setTimeout(() => resolve(false), remaining()).unref()),

@@ -2,7 +2,7 @@
  * The job runtime with real processes, real worker threads and real PTYs: spawning, output batches, stop and
  * reclaim of whole process groups, the supervisor's takeover of crashed and hung actors, and clean shutdown.
  */
-import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -101,6 +101,24 @@ describe("job runtime", () => {
     const result = await runtime.start(shellJob("echo hi")).done;
     expect(statSync(runtime.logDir).mode & 0o777).toBe(0o700);
     expect(statSync(result.log.path!).mode & 0o777).toBe(0o600);
+  });
+
+  it("removes its log directory at shutdown when no job kept a log there, and keeps one that holds a log", async () => {
+    runtime = runtimeFor();
+    runtime.warmUp();
+    expect(await runtime.spawnerReady()).toBe(true);
+    const unused = runtime.logDir;
+    expect(existsSync(unused)).toBe(true);
+    await runtime.shutdown();
+    // With no job, no thread has a task to finish: the removal follows the spawner's exit, just after shutdown returns.
+    await waitFor(() => !existsSync(unused), 10_000, "the unused log directory removed");
+
+    runtime = runtimeFor();
+    const result = await runtime.start(shellJob("echo kept")).done;
+    const used = runtime.logDir;
+    await runtime.shutdown();
+    expect(readFileSync(result.log.path!, "utf8")).toContain("kept");
+    rmSync(used, { recursive: true, force: true });
   });
 
   it("stops a child that ignores SIGTERM and its grandchild: both gone, escalated to SIGKILL", async () => {
