@@ -36,6 +36,7 @@ import { countNewlines } from "./framing.ts";
 import { openLogWriter, type LogWriter } from "./log-writer.ts";
 import { redactedReads, redactWindow, type RedactedTaken } from "./output-redaction.ts";
 import { createRedactor, type Redactor } from "./redact.ts";
+import { threadEnv } from "./thread-env.ts";
 import type { MonitorEngine } from "./monitor-engine.ts";
 import { createOutputWindow, type OutputWindow } from "./output-window.ts";
 import { stopGroup, type StopOptions } from "../shared/process-group.ts";
@@ -53,6 +54,14 @@ const NO_LOG: LogWriter = {
   state: () => ({ path: null, bytes: 0, truncated: false, error: null }),
   close: () => {},
 };
+
+/** The redactor of the thread's own environment, made by the first job that needs it: every job without an env shares it. */
+let threadRedactor: Redactor | null = null;
+
+/** A redactor holds no state of its own: one made from the same environment serves every job that runs with it. */
+function redactorFor(env: JobSpec["env"]): Redactor {
+  return env === null ? (threadRedactor ??= createRedactor(threadEnv)) : createRedactor(env);
+}
 
 export default async function runJob(task: ActorTask): Promise<ActorTaskResult> {
   // Checks need TypeBox, which only a checkout has at hand; they are loaded only when on.
@@ -121,7 +130,7 @@ class JobActor implements ActorControl {
 
   async run(): Promise<ActorResult> {
     // The child gets `env`, or this thread's copy of the host's environment: its secrets are those values.
-    const redactor = (this.redactor = this.spec.redact ? createRedactor(this.spec.env ?? process.env) : null);
+    const redactor = (this.redactor = this.spec.redact ? redactorFor(this.spec.env) : null);
     if (this.spec.unread) {
       this.unread = await createOutputText(this.spec.io, this.spec.unread);
       this.takeUnread = redactedReads(this.unread, redactor);

@@ -11,6 +11,7 @@ import type { JobIo, SourceName } from "../mailbox/protocol.ts";
 import { TAG_VARIABLE } from "../shared/job-tag.ts";
 import { pipeIo } from "./pipe-io.ts";
 import { spawnThroughSpawner } from "./spawner-client.ts";
+import { threadEnv } from "./thread-env.ts";
 import { groupAlive } from "../shared/process-group.ts";
 
 export interface ProcessIo {
@@ -67,7 +68,7 @@ export interface SpawnRequest {
  * made every later bash job wait 60 s for it). So a missing or zero SHLVL becomes 1; a real one is kept.
  */
 function jobEnv(request: SpawnRequest): Record<string, string> {
-  const base = request.env ?? (process.env as Record<string, string>);
+  const base = request.env ?? threadEnv;
   const env: Record<string, string> = { ...base, [TAG_VARIABLE]: request.tag };
   if (!(Number(base.SHLVL) >= 1)) env.SHLVL = "1";
   return env;
@@ -82,12 +83,12 @@ export function checkSpawnable(request: SpawnRequest): void {
     throw new SpawnError(`working directory does not exist: ${request.cwd}`);
   }
   if (!isDirectory) throw new SpawnError(`working directory is not a directory: ${request.cwd}`);
-  if (!resolveExecutable(request.shell, request.env ?? process.env)) {
+  if (!resolveExecutable(request.shell, request.env ?? threadEnv)) {
     throw new SpawnError(`shell not found or not executable: ${request.shell}`);
   }
 }
 
-function resolveExecutable(name: string, env: NodeJS.ProcessEnv | Record<string, string>): string | null {
+function resolveExecutable(name: string, env: Readonly<Record<string, string>>): string | null {
   const candidates = isAbsolute(name) || name.includes("/")
     ? [name]
     : (env.PATH ?? "").split(delimiter).filter(Boolean).map((dir) => join(dir, name));

@@ -5,7 +5,7 @@
  * child gets and one control socket; the child's stdio are those sockets themselves, so its bytes come straight
  * here, exactly as from a child this thread spawned.
  */
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { LineReader, line, onThisClock, parseReply, type Hello, type SpawnRequest, type StreamRole } from "../mailbox/spawner-protocol.ts";
@@ -70,7 +70,8 @@ export type SpawnerOutcome = { kind: "spawned"; io: ProcessIo } | { kind: "unrea
 /** Starts the job's process through the spawner listening at `path`. */
 export async function spawnThroughSpawner(path: string, job: SpawnerJob): Promise<SpawnerOutcome> {
   const request: SpawnRequest = {
-    spawn: randomBytes(8).toString("hex"),
+    // Unique in the session; it need not be secret, the socket is in a directory only this user can enter.
+    spawn: randomUUID(),
     role: "control",
     shell: job.shell,
     command: job.command,
