@@ -1,6 +1,7 @@
 /**
  * Secrets out of what a job shows the model and the screen. Pure: a redactor is built from a job's effective
- * environment (once per thread for the jobs that inherit the thread's, actors/job-actor.ts) and then replaces, in any text it is given, each secret with `[redacted:NAME]`:
+ * environment (once per thread for the jobs that inherit the thread's, actors/job-actor.ts) and then replaces, in
+ * any text it is given, each secret with `[redacted:NAME]`:
  *   - the values of environment variables whose names look secret (`*_TOKEN`, `*_KEY`, `*_SECRET`, `*PASSWORD*`,
  *     `*_CREDENTIALS`, …, and the provider keys Pi reads), NAME being the variable;
  *   - well-known token shapes (GitHub, OpenAI, Anthropic, Slack, AWS, …, PEM private key blocks), NAME being the
