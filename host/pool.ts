@@ -12,7 +12,7 @@
  * ADMIT_POLL_MS, without a thread.
  */
 import { availableParallelism } from "node:os";
-import type { MessagePort } from "node:worker_threads";
+import type { MessagePort, Worker } from "node:worker_threads";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Piscina } from "piscina";
@@ -97,7 +97,20 @@ export function createActorPool(options: { capacity: number; warm: number; entry
    * thread's id reads -1, so the ready ones are counted among the live threads rather than removed on their end.
    */
   const ready = new Set<number>();
+  /**
+   * Ready threads that have not exited. piscina lets a thread go at once when it ends it (a task aborted by the
+   * supervisor, an idle timeout), but the thread exits later, and a starved one much later. When that exit arrives
+   * piscina makes new threads up to `minThreads` — unless it is destroying the pool at that very moment. An exit that
+   * arrived after `destroy()` had finished made two idle threads that nothing ended (seen in a loaded run of the
+   * shutdown test). So the pool is destroyed only once every thread let go of has exited (see destroy).
+   */
+  const alive = new Set<Worker>();
   pool.on("workerCreate", (worker: { id: number }) => {
+    const thread = pool.threads.find((candidate) => candidate.threadId === worker.id);
+    if (thread !== undefined && !alive.has(thread)) {
+      alive.add(thread);
+      thread.once("exit", () => alive.delete(thread));
+    }
     ready.add(worker.id);
     // After piscina has handed the thread what it had queued for it.
     queueMicrotask(admit);
@@ -109,6 +122,13 @@ export function createActorPool(options: { capacity: number; warm: number; entry
   };
   /** Threads made and not yet through their entry module. */
   const loading = () => pool.threads.length + ended - Atomics.load(loaded, 0);
+  /** Threads piscina has let go of that have not exited yet. */
+  const exiting = () => {
+    const kept = new Set(pool.threads);
+    let count = 0;
+    for (const thread of alive) if (!kept.has(thread)) count += 1;
+    return count;
+  };
   /**
    * Process exit ends every thread, and one still loading its modules would abort the process instead of letting it
    * exit (see destroy) — as when Pi in print mode answers and exits while its warm threads are starting. Exit handlers
@@ -270,10 +290,13 @@ export function createActorPool(options: { capacity: number; warm: number; entry
       // "IsGraphAsync must be used on an instantiated module"; seen when a session quit during a burst of starts). So
       // the threads are ended only once none is loading; one that never finishes loading is left to end with the
       // process (piscina's threads do not keep it alive).
+      // And only once every thread piscina let go of has exited: one whose exit came after the destroy would be
+      // replaced by new threads (see `alive`). Such an exit may itself bring new threads, which then load first.
+      const settled = () => loading() === 0 && exiting() === 0;
       const loaded = async (ms: number) => {
         const deadline = performance.now() + ms;
-        while ((loading() > 0 || warming > 0) && performance.now() < deadline) await sleep(LOAD_POLL_MS);
-        return loading() === 0;
+        while ((!settled() || warming > 0) && performance.now() < deadline) await sleep(LOAD_POLL_MS);
+        return settled();
       };
       const end = async () => {
         await pool.destroy();

@@ -91,6 +91,28 @@ function fixtureTask(id: string): { task: ActorTask; running: Promise<unknown>; 
   };
 }
 
+describe("pool destroy", () => {
+  it("a thread ended before the destroy and exiting late is not replaced after it", async () => {
+    pool = createActorPool({ capacity: 4, warm: 1, entry: new URL("../fixtures/slow-exit-thread.ts", import.meta.url) });
+    const job = fixtureTask("late-exit");
+    const abort = new AbortController();
+    const result = pool.run(job.task, abort.signal);
+    await job.running;
+    // Well inside its one-second child by now. piscina ends the thread at once and forgets it; the thread exits only
+    // once the child has.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const endedAt = Date.now();
+    abort.abort(new Error("taken over"));
+    await expect(result).rejects.toThrow();
+    await pool.destroy();
+    // Had the destroy not waited for that exit, piscina would make a new thread (its minimum) as the exit arrives,
+    // about a second after the abort: look well past it.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, endedAt + 3000 - Date.now())));
+    expect(pool.threads()).toBe(0);
+    job.finish();
+  }, 60_000);
+});
+
 describe("thread boots", () => {
   it("a burst boots no more threads at once than there are cores, and every job of it gets a thread", async () => {
     const cores = availableParallelism();
