@@ -52,7 +52,9 @@ describe("runtime lifecycle in Pi", () => {
       pids = await pollUntil(
         () => {
           try {
-            return pidFiles.map((file) => Number(readFileSync(file, "utf8").trim()));
+            // The shell creates each file before `echo` writes to it: an empty one is not read as pid 0.
+            const read = pidFiles.map((file) => Number(readFileSync(file, "utf8").trim()));
+            return read.every((pid) => Number.isSafeInteger(pid) && pid > 1) ? read : undefined;
           } catch {
             return undefined;
           }
