@@ -46,13 +46,15 @@ function calls(...list: [string, Args | ((s: Seen) => Args)][]): FauxResponseFac
   };
 }
 
+/** The pid a job wrote to `file`; the shell creates the file before `echo` writes to it, so an empty one is waited out. */
 async function waitForPid(file: string): Promise<number> {
   const deadline = Date.now() + 30_000;
-  while (!existsSync(file)) {
+  for (;;) {
+    const pid = existsSync(file) ? Number(readFileSync(file, "utf8").trim()) : 0;
+    if (Number.isSafeInteger(pid) && pid > 1) return pid;
     if (Date.now() > deadline) throw new Error(`timed out waiting for the job to write ${file}`);
     await sleep(20);
   }
-  return Number(readFileSync(file, "utf8").trim());
 }
 
 function say(text: string): FauxResponseFactory {
