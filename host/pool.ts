@@ -92,32 +92,27 @@ export function createActorPool(options: { capacity: number; warm: number; entry
     ended += 1;
   });
   /**
-   * Threads piscina has called ready for a task, by thread id: a start boots a new thread exactly when none of these
-   * is idle. (piscina calls the threads it makes with the pool ready at once, and queues their first tasks.) An ended
-   * thread's id reads -1, so the ready ones are counted among the live threads rather than removed on their end.
+   * Threads piscina has called ready for a task, until they exit: a start boots a new thread exactly when none of the
+   * ready ones in piscina's list is idle. (piscina calls the threads it makes with the pool ready at once, and queues
+   * their first tasks.) piscina lets a thread go at once when it ends it (a task aborted by the supervisor, an idle
+   * timeout), but the thread exits later, and a starved one much later. When that exit arrives piscina makes new
+   * threads up to `minThreads` — unless it is destroying the pool at that very moment. An exit that arrived after
+   * `destroy()` had finished made two idle threads that nothing ended (seen in a loaded run of the shutdown test). So
+   * the pool is destroyed only once every thread let go of has exited (see destroy).
    */
-  const ready = new Set<number>();
-  /**
-   * Ready threads that have not exited. piscina lets a thread go at once when it ends it (a task aborted by the
-   * supervisor, an idle timeout), but the thread exits later, and a starved one much later. When that exit arrives
-   * piscina makes new threads up to `minThreads` — unless it is destroying the pool at that very moment. An exit that
-   * arrived after `destroy()` had finished made two idle threads that nothing ended (seen in a loaded run of the
-   * shutdown test). So the pool is destroyed only once every thread let go of has exited (see destroy).
-   */
-  const alive = new Set<Worker>();
+  const ready = new Set<Worker>();
   pool.on("workerCreate", (worker: { id: number }) => {
     const thread = pool.threads.find((candidate) => candidate.threadId === worker.id);
-    if (thread !== undefined && !alive.has(thread)) {
-      alive.add(thread);
-      thread.once("exit", () => alive.delete(thread));
+    if (thread !== undefined && !ready.has(thread)) {
+      ready.add(thread);
+      thread.once("exit", () => ready.delete(thread));
     }
-    ready.add(worker.id);
     // After piscina has handed the thread what it had queued for it.
     queueMicrotask(admit);
   });
   const readyThreads = () => {
     let count = 0;
-    for (const thread of pool.threads) if (ready.has(thread.threadId)) count += 1;
+    for (const thread of pool.threads) if (ready.has(thread)) count += 1;
     return count;
   };
   /** Threads made and not yet through their entry module. */
@@ -126,7 +121,7 @@ export function createActorPool(options: { capacity: number; warm: number; entry
   const exiting = () => {
     const kept = new Set(pool.threads);
     let count = 0;
-    for (const thread of alive) if (!kept.has(thread)) count += 1;
+    for (const thread of ready) if (!kept.has(thread)) count += 1;
     return count;
   };
   /**
@@ -291,7 +286,7 @@ export function createActorPool(options: { capacity: number; warm: number; entry
       // the threads are ended only once none is loading; one that never finishes loading is left to end with the
       // process (piscina's threads do not keep it alive).
       // And only once every thread piscina let go of has exited: one whose exit came after the destroy would be
-      // replaced by new threads (see `alive`). Such an exit may itself bring new threads, which then load first.
+      // replaced by new threads (see `ready`). Such an exit may itself bring new threads, which then load first.
       const settled = () => loading() === 0 && exiting() === 0;
       const loaded = async (ms: number) => {
         const deadline = performance.now() + ms;
