@@ -3,37 +3,53 @@
  * that process's own), once with the checkout and once with the installed copy (bench/copy.ts), side by side with a
  * naive main-thread reader and the raw command in the same run.
  *
- * - floods: N concurrent `seq 1 2000000` through monitors; host event-loop delay p99 / max and host RSS growth.
+ * - floods: N concurrent `seq 1 2000000` through monitors; host event-loop delay p99 / max and host RSS growth. Beside
+ *   them, the same floods read on the host by the naive reader, and read by a bare thread each while the host idles
+ *   (the floor the scheduler sets for any reader off Pi's thread).
  * - sentinel: `seq 1 2000000; echo __DONE__` until the result is known, through a monitor and through exec_command.
  * - 1 GiB: through a monitor in exit mode, and the raw pipeline, with host RSS growth.
  *
  * `node bench/dataplane.ts --scenario=<name> --copy=checkout|installed` runs one scenario and prints its JSON (the
- * baselines, `idle` and `naive*`, take no copy); `node bench/dataplane.ts --only=<name>,…` runs a subset of the
- * scenarios, each in its child processes.
+ * baselines, `idle`, `naive*` and `bare8`, take no copy); `node bench/dataplane.ts --only=<name>,…` runs a subset
+ * of the scenarios, each in its child processes.
  */
 import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { COPIES, copyArgument, copyLabel, loadCopy, type Copy, type LoadedCopy } from "./copy.ts";
 import { installedPackage, removeInstalledPackage } from "./installed.ts";
-import { closeRuntime, ms, monitorRequest, repetitions, round, sampled, sleep, type Row } from "./shared.ts";
+import { closeRuntime, ms, monitorRequest, quantile, repetitions, round, sampled, sleep, type Row } from "./shared.ts";
 
 const FLOOD = "seq 1 2000000";
 const SENTINEL = "seq 1 2000000; echo __DONE__";
 const GIB = "head -c 1073741824 /dev/zero | tr '\\0' a | fold -w 99; echo; echo __DONE__";
 
-type Scenario = "idle" | "floods8" | "floods64" | "naive8" | "naive64" | "sentinel" | "gib";
-const SCENARIOS: readonly Scenario[] = ["idle", "floods8", "naive8", "floods64", "naive64", "sentinel", "gib"];
-/** Scenarios without pi-jobs: measured once, with no copy loaded. */
-const BASELINES: readonly Scenario[] = ["idle", "naive8", "naive64"];
+type Scenario = "idle" | "floods8" | "floods64" | "naive8" | "bare8" | "naive64" | "sentinel" | "gib";
+const SCENARIOS: readonly Scenario[] = ["idle", "floods8", "naive8", "bare8", "floods64", "naive64", "sentinel", "gib"];
+/** Scenarios without pi-jobs: measured with no copy loaded, not once per copy. */
+const BASELINES: readonly Scenario[] = ["idle", "naive8", "bare8", "naive64"];
 const SENTINEL_ITERATIONS = repetitions(7, 1);
+/**
+ * An 8-flood window lasts about half a second, ~450 samples of the event-loop delay, so one window's p99 is its fifth
+ * worst sample and moves by a millisecond or two from run to run: these scenarios run this many times, each in a
+ * fresh process, interleaved, and are judged on the median.
+ */
+const FLOOD_ROUNDS = repetitions(5, 1);
+const ROUNDED: readonly Scenario[] = ["floods8", "naive8", "bare8"];
 
 interface Delay {
   p99: number;
   max: number;
   rssGrowthMiB: number;
   wallMs: number;
+}
+
+/** A scenario over several runs: `p99` and `wallMs` are medians, `p99s` each run's (ascending), the rest the worst. */
+interface Delays extends Delay {
+  p99s: number[];
 }
 
 interface Sentinel {
@@ -111,6 +127,27 @@ async function naiveFloods(count: number): Promise<Delay> {
   return { p99: measured.p99, max: measured.max, rssGrowthMiB: measured.rssGrowthMiB, wallMs: measured.wallMs };
 }
 
+/** The floor: each flood read by a bare thread of its own (bench/bare-reader.ts) while the host does nothing. */
+async function bareFloods(count: number): Promise<Delay> {
+  const entry = new URL("./bare-reader.ts", import.meta.url);
+  const threads = Array.from({ length: count }, () => new Worker(entry, { workerData: { command: FLOOD } }));
+  const exited = threads.map((thread) => once(thread, "exit"));
+  // The threads exist before the window opens, as the pi-jobs floods' threads do.
+  await Promise.all(threads.map((thread) => once(thread, "online")));
+  await sleep(500);
+  const measured = await window(() =>
+    Promise.all(
+      threads.map((thread) => {
+        const closed = once(thread, "message");
+        thread.postMessage("go");
+        return closed;
+      }),
+    ),
+  );
+  await Promise.all(exited);
+  return { p99: measured.p99, max: measured.max, rssGrowthMiB: measured.rssGrowthMiB, wallMs: measured.wallMs };
+}
+
 const DONE_CONTRACT = { resultPattern: "__DONE__", failurePattern: null, completion: "match" as const };
 
 async function sentinel(pkg: LoadedCopy): Promise<Sentinel> {
@@ -168,6 +205,8 @@ async function runScenario(name: Scenario): Promise<unknown> {
       return naiveFloods(8);
     case "naive64":
       return naiveFloods(64);
+    case "bare8":
+      return bareFloods(8);
     case "floods8":
       return floods(await pkg(), 8);
     case "floods64":
@@ -182,7 +221,7 @@ async function runScenario(name: Scenario): Promise<unknown> {
 // ── The parent: one child process per scenario and copy ──────────────────────────────────────────────
 
 export interface DataPlaneResult {
-  /** The scenarios without pi-jobs (idle host, naive reader). */
+  /** The scenarios without pi-jobs (idle host, naive reader, bare reader threads). */
   baseline: Record<string, unknown>;
   checkout: Record<string, unknown>;
   installed: Record<string, unknown>;
@@ -204,21 +243,49 @@ async function child(scenario: Scenario, copy: Copy | null): Promise<unknown> {
   });
 }
 
+/** Each scenario once per copy; the 8-flood ones FLOOD_ROUNDS times each, interleaved, then taken together. */
 export async function benchDataPlane(only: readonly Scenario[] = SCENARIOS): Promise<DataPlaneResult> {
   const result: DataPlaneResult = { baseline: {}, checkout: {}, installed: {} };
-  for (const scenario of only) {
-    for (const copy of BASELINES.includes(scenario) ? [null] : COPIES) {
-      console.error(`  … dataplane ${scenario} (${copy ?? "baseline"})`);
-      result[copy ?? "baseline"][scenario] = await child(scenario, copy);
-      await sleep(500);
-    }
+  const runs = (scenarios: readonly Scenario[]) =>
+    scenarios.flatMap((scenario) => (BASELINES.includes(scenario) ? [null] : COPIES).map((copy) => ({ scenario, copy })));
+  const measure = async ({ scenario, copy }: { scenario: Scenario; copy: Copy | null }, round = "") => {
+    console.error(`  … dataplane ${scenario} (${copy ?? "baseline"})${round}`);
+    const value = await child(scenario, copy);
+    await sleep(500);
+    return value;
+  };
+  const rounded = runs(only.filter((scenario) => ROUNDED.includes(scenario)));
+  const delays = rounded.map((): Delay[] => []);
+  for (let round = 1; round <= FLOOD_ROUNDS; round++) {
+    for (const [index, run] of rounded.entries()) delays[index]!.push((await measure(run, `, round ${round} of ${FLOOD_ROUNDS}`)) as Delay);
+  }
+  for (const [index, { scenario, copy }] of rounded.entries()) result[copy ?? "baseline"][scenario] = acrossRuns(delays[index]!);
+  for (const run of runs(only.filter((scenario) => !ROUNDED.includes(scenario)))) {
+    result[run.copy ?? "baseline"][run.scenario] = await measure(run);
   }
   return result;
 }
 
+/** Several runs of one scenario as one figure: the median p99 (and its range), the worst max, the largest growth. */
+function acrossRuns(delays: readonly Delay[]): Delays {
+  const p99s = delays.map((delay) => delay.p99).sort((a, b) => a - b);
+  const median = (sorted: readonly number[]) => quantile(sorted, 0.5);
+  return {
+    p99: median(p99s),
+    p99s,
+    max: Math.max(...delays.map((delay) => delay.max)),
+    rssGrowthMiB: Math.max(...delays.map((delay) => delay.rssGrowthMiB)),
+    wallMs: median(delays.map((delay) => delay.wallMs).sort((a, b) => a - b)),
+  };
+}
+
 export function dataPlaneRows(result: DataPlaneResult): Row[] {
   const rows: Row[] = [];
-  const delay = (d: Delay | undefined) => (d ? `p99 ${d.p99.toFixed(1)} / max ${d.max.toFixed(1)} ms; host RSS +${d.rssGrowthMiB.toFixed(0)} MiB` : "—");
+  const delay = (d: Delay | Delays | undefined) => {
+    if (!d) return "—";
+    const spread = "p99s" in d && d.p99s.length > 1 ? ` (median of ${d.p99s.length} runs: ${d.p99s.map((p99) => p99.toFixed(1)).join(", ")})` : "";
+    return `p99 ${d.p99.toFixed(1)}${spread} / max ${d.max.toFixed(1)} ms; host RSS +${d.rssGrowthMiB.toFixed(0)} MiB`;
+  };
   const naive8 = result.baseline.naive8 as Delay | undefined;
   const naive64 = result.baseline.naive64 as Delay | undefined;
   for (const copy of COPIES) {
@@ -259,6 +326,8 @@ export function dataPlaneRows(result: DataPlaneResult): Row[] {
     }
   }
   if (naive8) rows.push({ benchmark: "8 floods, naive main-thread reader", variant: "baseline", result: delay(naive8), target: "baseline", met: null });
+  const bare8 = result.baseline.bare8 as Delay | undefined;
+  if (bare8) rows.push({ benchmark: "8 floods, a bare reader thread each (the floor)", variant: "baseline", result: delay(bare8), target: "baseline", met: null });
   if (naive64) rows.push({ benchmark: "64 floods, naive main-thread reader", variant: "baseline", result: delay(naive64), target: "baseline", met: null });
   const idle = result.baseline.idle as Delay | undefined;
   if (idle) rows.push({ benchmark: "idle host, for reference", variant: "no jobs", result: delay(idle), target: "—", met: null });
