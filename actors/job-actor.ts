@@ -45,6 +45,7 @@ import { createOutputText, type OutputText } from "./output-text.ts";
 import { ALL_UNREAD } from "./unread-output.ts";
 import type { ProcessEnd } from "./contract.ts";
 import { JobWatch } from "./job-watch.ts";
+import { osThreadId } from "./thread-priority.ts";
 
 
 /** The log of a job that never claimed its spawn: no file, nothing written. */
@@ -121,6 +122,8 @@ class JobActor implements ActorControl {
     );
     this.cell = new JobCellWriter(task.cell);
     this.window = createOutputWindow(this.spec.retain);
+    // Which thread beats: the host reads its CPU figures before it calls a heartbeat that stands still a hang.
+    this.cell.publishThread(osThreadId());
     this.heartbeat = setInterval(() => this.cell.beat(), HEARTBEAT_MS);
     this.heartbeat.unref();
     this.mailbox.receive((message) => this.answer(message));

@@ -6,7 +6,7 @@
  */
 import type { Notice, ReadyReport, WatchSpec } from "../mailbox/protocol.ts";
 import type { JobCellWriter } from "../mailbox/job-cell.ts";
-import { taggedProcesses } from "../shared/job-tag.ts";
+import { taggedProcessesNow } from "../shared/job-tag.ts";
 import { listeningPorts } from "./listening-ports.ts";
 import { detectPrompt, PROMPT_MAX_CHARS } from "./prompt-detect.ts";
 import { ReadyWatch } from "./ready-watch.ts";
@@ -60,7 +60,7 @@ export class JobWatch {
 
   /** The job's live processes: every process carrying its tag, or its leader where tags cannot be read. */
   pids(): number[] {
-    const tagged = taggedProcesses(this.options.tag, { firstPid: this.options.pid, spawnedAt: this.options.spawnedAtEpoch });
+    const tagged = taggedProcessesNow(this.options.tag, { firstPid: this.options.pid, spawnedAt: this.options.spawnedAtEpoch });
     if (tagged === null) return [this.options.pid];
     return tagged.includes(this.options.pid) ? tagged : [this.options.pid, ...tagged];
   }

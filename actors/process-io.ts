@@ -282,7 +282,7 @@ function readLeftoversBeforeClose(term: unknown, deliver: (chunk: Uint8Array) =>
 
 async function untilGroupExists(pgid: number, timeoutMs: number, exited: () => boolean): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!exited() && !groupAlive(pgid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
+  while (!exited() && !(await groupAlive(pgid)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
 }
 
 /** node-pty reports signals as numbers; the protocol speaks names (SIGTERM, SIGKILL). */

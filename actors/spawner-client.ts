@@ -129,7 +129,7 @@ export async function spawnThroughSpawner(path: string, job: SpawnerJob): Promis
     for (const socket of [control, ...streams.values()]) socket.destroy();
     if (answered !== null) return { kind: "failed", message: answered.error };
     // The spawner ended in the middle of the spawn: a process may exist that nobody reported. It carries the tag.
-    signalTagged(taggedProcesses(job.tag) ?? [], "SIGKILL");
+    signalTagged((await taggedProcesses(job.tag)) ?? [], "SIGKILL");
     return { kind: "failed", message: "the spawner process ended during the spawn" };
   }
   const io = pipeIo({

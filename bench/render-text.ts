@@ -12,7 +12,7 @@ import { pipeText } from "../actors/pipe-text.ts";
 import { TerminalText } from "../actors/terminal-text.ts";
 import { OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "../host/shell/limits.ts";
 import { UnreadOutput } from "../actors/unread-output.ts";
-import { escapeControls } from "../host/shell/text-safety.ts";
+import { escapeControls } from "../host/escape.ts";
 
 const MIB = 1024 * 1024;
 const RUNS = 7;

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the runtime's benchmarks side by side in one run — ingest, host responsiveness, the data plane
- * (floods, sentinel, 1 GiB), start latency and memory. Prints a markdown table, writes every figure with the machine's facts to bench/results/latest.json, and
+ * (floods, sentinel, 1 GiB), start latency, memory, and starts under load. Prints a markdown table, writes every figure with the machine's facts to bench/results/latest.json, and
  * rewrites the generated part of docs/benchmarks.md (between its two markers; the prose around it is kept).
  *
  * `npm run bench -- --only=start,memory` runs a subset and only prints it: the saved results stay whole. So does a
@@ -12,6 +12,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { benchBurst, burstRows, type BurstResult } from "./burst.ts";
 import { benchDataPlane, dataPlaneRows, type DataPlaneResult } from "./dataplane.ts";
 import { benchIngest, ingestRows, type IngestResult } from "./ingest.ts";
 import { installedPackage, removeInstalledPackage } from "./installed.ts";
@@ -21,10 +22,10 @@ import { benchResponsiveness, responsivenessRows, type ResponsivenessResult } fr
 import { machineFacts, QUICK, sleep, type MachineFacts, type Row } from "./shared.ts";
 import { benchStart, startRows, type StartResult } from "./start.ts";
 
-const NAMES = ["ingest", "responsiveness", "dataplane", "start", "memory", "lifecycle"] as const;
+const NAMES = ["ingest", "responsiveness", "dataplane", "start", "memory", "lifecycle", "burst"] as const;
 type Name = (typeof NAMES)[number];
 /** The suites that measure the installed copy beside the checkout. */
-const INSTALLED: readonly Name[] = ["dataplane", "start", "memory", "lifecycle"];
+const INSTALLED: readonly Name[] = ["dataplane", "start", "memory", "lifecycle", "burst"];
 
 interface Results {
   machine: MachineFacts;
@@ -37,6 +38,7 @@ interface Results {
   start?: StartResult;
   memory?: MemoryResult;
   lifecycle?: LifecycleResult;
+  burst?: BurstResult;
   table: Row[];
 }
 
@@ -110,6 +112,7 @@ async function main(): Promise<void> {
     else if (name === "dataplane") results.dataplane = await benchDataPlane();
     else if (name === "start") results.start = await benchStart();
     else if (name === "lifecycle") results.lifecycle = await benchLifecycle();
+    else if (name === "burst") results.burst = await benchBurst();
     else results.memory = await benchMemory();
     console.error(`  ${name} took ${((performance.now() - at) / 1000).toFixed(1)} s`);
     // Let the threads and processes of one benchmark wind down before the next one measures.
@@ -123,6 +126,7 @@ async function main(): Promise<void> {
     ...(results.start ? startRows(results.start) : []),
     ...(results.memory ? memoryRows(results.memory) : []),
     ...(results.lifecycle ? lifecycleRows(results.lifecycle) : []),
+    ...(results.burst ? burstRows(results.burst) : []),
   ];
   const table = markdownTable(results.table);
   console.log(`${table}\n\n${machineLine(results)}`);

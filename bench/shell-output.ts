@@ -7,7 +7,7 @@
 import { createOutputText } from "../actors/output-text.ts";
 import { UnreadOutput } from "../actors/unread-output.ts";
 import { OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "../host/shell/limits.ts";
-import { escapeControls } from "../host/shell/text-safety.ts";
+import { escapeControls } from "../host/escape.ts";
 
 export interface ShellWorkload {
   name: string;

@@ -13,6 +13,8 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { processesOfRuntimes } from "../shared/job-tag.ts";
 import { groupMembers, signalGroup } from "../shared/process-group.ts";
+import { scan } from "../shared/proc-scan.ts";
+import { startTicksOf, statFields } from "../shared/proc-stat.ts";
 import {
   cleanupNotice,
   formatRegistry,
@@ -20,7 +22,6 @@ import {
   ownerAlive,
   parseRegistry,
   REGISTRY_FILE,
-  startTicksFromStat,
   type Registry,
   type RegistryJob,
 } from "./crash-registry.ts";
@@ -31,11 +32,8 @@ const POLL_MS = 25;
 
 /** Start time of `pid` in clock ticks since boot; null when there is no such process (or no /proc). */
 export function readStartTicks(pid: number): number | null {
-  try {
-    return startTicksFromStat(readFileSync(`/proc/${pid}/stat`, "latin1"));
-  } catch {
-    return null;
-  }
+  const fields = statFields(pid);
+  return fields === null ? null : startTicksOf(fields);
 }
 
 export function crashCleanupEnabled(env: Readonly<Record<string, string | undefined>>): boolean {
@@ -162,19 +160,25 @@ export interface CleanupReport {
 
 /**
  * Ends every process left by a dead owner's runtime (SIGTERM, SIGKILL after `graceMs`, then waits until each is gone)
- * and removes the registries that are fully cleaned up.
+ * and removes the registries that are fully cleaned up. It runs on Pi's thread: every read of /proc goes a slice per
+ * turn of the event loop (shared/proc-scan.ts), and the scans of every process share one pass.
  */
 export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: number; confirmMs?: number } = {}): Promise<CleanupReport> {
   const registries = await deadRegistries(options.root ?? tmpdir());
   if (registries.length === 0) return { stopped: 0, labels: [], unconfirmed: 0, notice: null };
-  const tagged = processesOfRuntimes(registries.map((found) => found.registry.runtimeId)) ?? [];
+  const tagged = (await processesOfRuntimes(registries.map((found) => found.registry.runtimeId))) ?? [];
   const jobs = registries.flatMap((found) => found.registry.jobs);
   // A group is signalled only while its own first process still runs (same start time) and still carries its tag:
   // a group id reused since, or a bad registry, can never make us signal someone else's processes.
   const taggedPids = new Set(tagged.map((process) => process.pid));
-  const groups = groupsStillLed(jobs, readStartTicks).filter((pgid) => pgid > 1 && taggedPids.has(pgid));
+  const leaders = await statsOf(jobs.map((job) => job.pid));
+  const startTicks = (pid: number) => {
+    const fields = leaders.get(pid);
+    return fields === undefined ? null : startTicksOf(fields);
+  };
+  const groups = groupsStillLed(jobs, startTicks).filter((pgid) => pgid > 1 && taggedPids.has(pgid));
   const targets = new Set<number>(tagged.map((process) => process.pid));
-  for (const pgid of groups) for (const pid of groupMembers(pgid)) targets.add(pid);
+  for (const members of await Promise.all(groups.map(groupMembers))) for (const pid of members) targets.add(pid);
   const hit = new Set<string>(tagged.map((process) => process.tag));
   for (const job of jobs) if (groups.includes(job.pgid)) hit.add(job.tag);
   const labels = jobs.filter((job) => hit.has(job.tag)).map((job) => job.label);
@@ -189,15 +193,19 @@ export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: nu
       }
     }
   };
-  const running = () => [...targets].filter(runs);
+  const running = async () => {
+    const stats = await statsOf([...targets]);
+    // A zombie is gone for our purposes: it cannot be killed, and it holds nothing.
+    return [...targets].filter((pid) => stats.has(pid) && stats.get(pid)![0] !== "Z");
+  };
   if (targets.size > 0) {
     signal("SIGTERM");
-    if (!(await until(() => running().length === 0, options.graceMs ?? 1000))) {
+    if (!(await until(async () => (await running()).length === 0, options.graceMs ?? 1000))) {
       signal("SIGKILL");
-      await until(() => running().length === 0, options.confirmMs ?? 5000);
+      await until(async () => (await running()).length === 0, options.confirmMs ?? 5000);
     }
   }
-  const unconfirmed = running().length;
+  const unconfirmed = (await running()).length;
   if (unconfirmed === 0) {
     for (const found of registries) {
       try {
@@ -211,20 +219,24 @@ export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: nu
   return { stopped, labels, unconfirmed, notice: stopped > 0 ? cleanupNotice(stopped, labels) : null };
 }
 
-/** Whether `pid` exists and is not a zombie. */
-function runs(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    return stat[stat.lastIndexOf(")") + 2] !== "Z";
-  } catch {
-    return false;
-  }
+/** The stat fields of each of `pids` that exists, read a slice per turn. */
+async function statsOf(pids: readonly number[]): Promise<Map<number, string[]>> {
+  const found = new Map<number, string[]>();
+  await scan({
+    pids,
+    visit(pid, reads) {
+      const fields = reads.stat();
+      if (fields !== null) found.set(pid, fields);
+    },
+    result: () => found,
+  });
+  return found;
 }
 
-async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (condition()) return true;
+    if (await condition()) return true;
     if (Date.now() >= deadline) return false;
     await sleep(POLL_MS);
   }

@@ -100,17 +100,6 @@ export function cleanupNotice(processes: number, labels: readonly string[]): str
   return `pi-jobs: stopped ${what} left by a Pi session that ended without shutdown${shown.length > 0 ? `: ${shown.join(", ")}${more}` : ""}`;
 }
 
-/** Field 22 of /proc/<pid>/stat (the process's start time in clock ticks since boot); null if the text has none. */
-export function startTicksFromStat(stat: string): number | null {
-  // The command name (field 2) is in parentheses and may hold spaces or parentheses itself: count from the last ")".
-  const close = stat.lastIndexOf(")");
-  if (close < 0) return null;
-  const fields = stat.slice(close + 2).split(" ");
-  // After ")" come fields 3, 4, …: field 22 is the 20th of them.
-  const value = Number(fields[19]);
-  return Number.isSafeInteger(value) && value >= 0 ? value : null;
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

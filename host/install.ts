@@ -13,6 +13,7 @@ import { installMonitors } from "./monitor/install.ts";
 import { createSampler } from "./sampler.ts";
 import { installShellJobs } from "./shell/install.ts";
 import { installUi } from "./ui/install.ts";
+import { jobsOverview } from "./ui/snapshot.ts";
 
 export function installHost(pi: ExtensionAPI): void {
   const lifecycle = installLifecycle(pi);
@@ -27,9 +28,7 @@ export function installHost(pi: ExtensionAPI): void {
   pi.registerCommand("jobs", {
     description: "List the background jobs of this session (monitors and shell jobs)",
     handler: async (_args, ctx) => {
-      const jobs = lifecycle.runtime().list();
-      const lines = jobs.map((job) => `${job.phase()} · ${job.kind} · ${job.label} · pid ${job.pid() ?? "-"}`);
-      ctx.ui.notify(lines.length > 0 ? lines.join("\n") : "No background jobs are running.", "info");
+      ctx.ui.notify(jobsOverview(lifecycle.runtime().list()), "info");
     },
   });
 }

@@ -1,8 +1,8 @@
 /**
  * The host's side of one job: it reads the job's shared cell (figures, state, pid, pgid), asks the actor for output
  * only when someone reads it, and is the supervisor of that one actor. The process-group id is in the cell from the
- * moment the process exists, so a crashed, hung or slow actor cannot keep a process alive: the job kills the group
- * itself and reports a failure with a reason.
+ * moment the process exists, so a crashed or hung actor cannot keep a process alive: the job kills the group itself
+ * and reports a failure with a reason. An actor that is only starved of CPU is waited for (host/heartbeat.ts).
  */
 import { performance } from "node:perf_hooks";
 import { MessageChannel, type MessagePort } from "node:worker_threads";
@@ -29,9 +29,9 @@ import type {
   WriteAck,
 } from "../mailbox/protocol.ts";
 import { MAX_TIMER_MS, STREAM_CLOSE_ROUNDS, STREAM_CLOSE_WAIT_MS } from "../mailbox/timings.ts";
-import { Heartbeat } from "./heartbeat.ts";
+import { Heartbeat, OwnClock, readThread, type ThreadReading } from "./heartbeat.ts";
 import type { ActorPool } from "./pool.ts";
-import type { JobEnded, JobFigures, JobHandle, JobKind, JobPhase, JobState, StopRequester } from "./runtime-api.ts";
+import type { JobEnded, JobFigures, JobHandle, JobKind, JobPhase, JobState, StartStage, StopRequester } from "./runtime-api.ts";
 
 /** How late an actor may be, past its own deadline, before the supervisor takes over. */
 const SUPERVISOR_SLACK_MS = 1000;
@@ -46,17 +46,15 @@ const EXIT_MESSAGE_WAIT_MS = 1000;
 /** The same, once the actor's cell says it finished and so sent its exit message. */
 const SENT_EXIT_WAIT_MS = 30_000;
 /**
- * A call or read to a live actor waits as long as it takes; it gives up only when the actor's heartbeat has not moved
- * for this long (its thread is not running at all), or the job ends. A busy machine slows an actor, it does not
- * make it unanswering.
- */
-const STALLED_ACTOR_MS = 15_000;
-/**
- * An actor past its deadline whose heartbeat still moves is slow, not hung (a busy machine starves its thread): the
- * supervisor lets it finish the job itself, looking again this often, for at most LATE_ACTOR_LIMIT_MS.
+ * An actor past its deadline that is not hung is slow (a busy machine starves its thread), however long its heartbeat
+ * stood still (host/heartbeat.ts): the supervisor lets it finish the job itself, looking again this often.
  */
 const LATE_ACTOR_RECHECK_MS = 500;
-/** However alive a late actor looks, past this the supervisor kills what the job started itself. */
+/**
+ * However alive a late actor looks, once it has had this long past its deadline with a CPU to finish on, the
+ * supervisor kills what the job started itself. Time its thread spent waiting for a CPU does not count: a starved
+ * actor is never taken over for being late.
+ */
 const LATE_ACTOR_LIMIT_MS = 60_000;
 /** How long a control call still waiting when the job ends may take to get its answer (see settle). */
 const CONTROL_ANSWER_GRACE_MS = 2_000;
@@ -119,11 +117,15 @@ export class Job implements JobHandle {
   private finalUnread: TakenOutput | null = null;
   private backstop: ReturnType<typeof setTimeout> | null = null;
   private backstopAt = Number.POSITIVE_INFINITY;
+  /** What the armed backstop ends the job as, if it fires; null before one is armed. */
+  private backstopCause: SupervisorCause | null = null;
   private takingOver = false;
-  /** The actor's heartbeat as the supervisor sees it, from the spawn on (the actor surely runs by then). */
-  private heartbeat: Heartbeat | null = null;
-  /** When the supervisor first found the actor past a deadline and let it go on because it still beat. */
-  private lateSince: number | null = null;
+  /** The actor's heartbeat as the supervisor sees it; it has nothing to judge until the actor starts on a thread. */
+  private readonly heartbeat: Heartbeat;
+  /** From the first time the supervisor found the actor past a deadline and let it go on: its time since then. */
+  private lateClock: OwnClock | null = null;
+  /** Counts the backstop's timers, so that a verdict still being read when the backstop is re-armed is dropped. */
+  private backstopRound = 0;
   /** When a bounded stop's takeover must be over (monotonic ms); null: the takeover takes what it needs. */
   private takeOverBy: number | null = null;
   /** The supervisor took over but could not end the thread (it owns a PTY, or was inside spawn). */
@@ -133,6 +135,8 @@ export class Job implements JobHandle {
   private readonly endWaiters = new Set<() => void>();
   private readonly onEnded: (job: Job) => void;
   private readonly onSpawned: JobOptions["onSpawned"];
+  /** Asked whether this job's start still waits for a thread (startStage). */
+  private readonly pool: ActorPool;
   /** The actor's readiness report, once it came; null until then (and for good when the job ended first). */
   private readyReport: ReadyReport | null = null;
   private readonly readyWaiters: ((report: ReadyReport | null) => void)[] = [];
@@ -145,9 +149,14 @@ export class Job implements JobHandle {
     this.spec = options.spec;
     this.onEnded = options.onEnded;
     this.onSpawned = options.onSpawned;
+    this.pool = options.pool;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     const cell = createJobCell();
     this.cell = new JobCellReader(cell);
+    this.heartbeat = new Heartbeat(
+      () => (this.cell.thread().started ? this.cell.heartbeat() : null),
+      () => this.readActorThread(),
+    );
     const data = new MessageChannel();
     const control = new MessageChannel();
     this.dataPort = data.port1;
@@ -189,6 +198,18 @@ export class Job implements JobHandle {
 
   state = (): JobState => (this.final ? this.ended(this.final) : { phase: this.livePhase(), stopBy: this.stopBy });
   phase = (): JobPhase => (this.final ? "ended" : this.livePhase());
+  /**
+   * Each stage from the fact that owns it: the cell says whether the actor claimed the spawn (`spawning`) or is past it,
+   * and before the claim the pool says whether the start still waits there or was handed to a thread. A job the host
+   * cancelled has ended by then (stop and takeOver settle it at once), so `cancelled` reads as no stage.
+   */
+  startStage = (): StartStage | null => {
+    if (this.final) return null;
+    const state = this.cell.state();
+    if (state === "spawning") return "forking";
+    if (state !== "starting") return null;
+    return this.pool.waits(this.id) ? "waiting_for_thread" : "booting";
+  };
   pid = (): number | null => this.cell.read().pid;
   pgid = (): number | null => this.cell.pgid();
   deadline = (): number | null => {
@@ -341,14 +362,19 @@ export class Job implements JobHandle {
 
   /**
    * Waits for an answer from the actor as long as the actor runs: rejects only when the job ends first (a read is
-   * then answered from the exit message instead, see settle) or the actor's heartbeat stops moving.
+   * then answered from the exit message instead, see settle) or the actor is hung (host/heartbeat.ts). A starved actor,
+   * however long its heartbeat stands still, and one still waiting for a thread are waited for.
    */
   private answered<T>(answer: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      // Counted from the call: an actor that has not started beating yet is given the whole time too.
-      const heartbeat = new Heartbeat(() => this.cell.heartbeat());
+      let looking = false;
       const watch = setInterval(() => {
-        if (heartbeat.stillFor() > STALLED_ACTOR_MS) finish(() => reject(new Error(`the job actor has not run for ${STALLED_ACTOR_MS} ms`)));
+        if (looking) return;
+        looking = true;
+        void this.heartbeat.look().then((verdict) => {
+          looking = false;
+          if (verdict.kind === "hung") finish(() => reject(new Error(`the job actor is hung: ${verdict.evidence}`)));
+        });
       }, 500);
       watch.unref();
       let finished = false;
@@ -383,7 +409,8 @@ export class Job implements JobHandle {
     if (this.final) return;
     switch (message.type) {
       case "spawned":
-        this.heartbeat = new Heartbeat(() => this.cell.heartbeat());
+        // A look now dates a heartbeat that stands still from the spawn at the latest.
+        this.heartbeat.stillFor();
         this.armBackstop(this.spec.timeoutMs + this.spec.killGraceMs + ACTOR_FINISH_MS + SUPERVISOR_SLACK_MS, "missed its deadline");
         for (const wake of this.spawnWaiters.splice(0)) wake();
         this.onSpawned?.(this, message);
@@ -415,39 +442,55 @@ export class Job implements JobHandle {
 
   private armBackstop(afterMs: number, what: string, cause: SupervisorCause = "actor_unresponsive"): void {
     const at = performance.now() + afterMs;
-    // The earlier backstop stands, except that a bounded stop's own replaces a late actor's next look: the actor then
-    // gets the stop's grace, and the stop is over in time however alive the actor looks.
-    const boundedOverLate = cause === "stopped" && this.lateSince !== null;
-    if (this.backstop && this.backstopAt <= at && !boundedOverLate) return;
+    // The earlier backstop stands, except that a bounded stop's own replaces any other (a late actor's next look, a
+    // deadline's): the actor then gets the stop's grace, a starved one is not called unresponsive meanwhile, and the
+    // stop is over in time however alive the actor looks.
+    const boundedFirst = cause === "stopped" && this.backstopCause !== "stopped";
+    if (this.backstop && this.backstopAt <= at && !boundedFirst) return;
     if (this.backstop) clearTimeout(this.backstop);
     this.backstopAt = at;
+    this.backstopCause = cause;
     this.scheduleBackstop(what, cause);
   }
 
   /** Node fires a timer longer than 2^31-1 ms at once, so a far deadline is reached in steps. */
   private scheduleBackstop(what: string, cause: SupervisorCause): void {
     const left = this.backstopAt - performance.now();
+    const round = ++this.backstopRound;
     this.backstop = setTimeout(() => {
-      if (this.backstopAt - performance.now() > 1) this.scheduleBackstop(what, cause);
-      else if (cause === "actor_unresponsive" && this.onlyLate()) {
-        this.backstopAt = performance.now() + LATE_ACTOR_RECHECK_MS;
-        this.scheduleBackstop(what, cause);
-      } else void this.takeOver(cause, `the job actor ${what}`);
+      if (this.backstopAt - performance.now() > 1) return this.scheduleBackstop(what, cause);
+      if (cause !== "actor_unresponsive") return void this.takeOver(cause, `the job actor ${what}`);
+      // The verdict reads the actor thread's figures, asynchronously: meanwhile the job may end, or a bounded stop
+      // re-arm the backstop, and then this round has nothing more to do.
+      void this.lateVerdict().then((why) => {
+        if (this.final || round !== this.backstopRound) return;
+        if (why === null) {
+          this.backstopAt = performance.now() + LATE_ACTOR_RECHECK_MS;
+          this.scheduleBackstop(what, cause);
+        } else void this.takeOver(cause, `the job actor ${what}: ${why}`);
+      });
     }, Math.min(Math.max(left, 0), MAX_TIMER_MS));
     this.backstop.unref();
   }
 
   /**
-   * Whether an actor past a deadline is only slow: its heartbeat moved within STALLED_ACTOR_MS (as for control calls),
-   * and it has not been let go on for LATE_ACTOR_LIMIT_MS yet. A starved thread then reports the job's own end (a
-   * timeout, say) instead of the supervisor calling it unresponsive; a hung one stops beating and is taken over. Never
-   * while a bounded stop (shutdown) is pending: that one must be over in time.
+   * Why an actor past a deadline is taken over now, or null while it is only slow and may still report the job's own
+   * end (a timeout, say) itself: it is taken over when it is hung (host/heartbeat.ts), or once it has had
+   * LATE_ACTOR_LIMIT_MS past the deadline that its thread did not spend waiting for a CPU. A starved actor is neither.
+   * (A bounded stop's backstop replaces this one, see armBackstop: that stop is over in time, starved actor or not.)
    */
-  private onlyLate(): boolean {
-    if (this.takeOverBy !== null) return false;
-    const now = performance.now();
-    this.lateSince ??= now;
-    return this.heartbeat !== null && this.heartbeat.stillFor() < STALLED_ACTOR_MS && now - this.lateSince < LATE_ACTOR_LIMIT_MS;
+  private async lateVerdict(): Promise<string | null> {
+    const clock = (this.lateClock ??= new OwnClock(() => this.heartbeat.sample()));
+    const [verdict, own] = await Promise.all([this.heartbeat.look(), clock.elapsed()]);
+    if (verdict.kind === "hung") return verdict.evidence;
+    if (own >= LATE_ACTOR_LIMIT_MS) return `it had ${Math.round(own / 1000)} s past it with a CPU to finish on`;
+    return null;
+  }
+
+  /** The actor thread's figures, once it has started and where they can be read. */
+  private readActorThread(): Promise<ThreadReading | null> {
+    const thread = this.cell.thread();
+    return thread.started && thread.tid !== null ? readThread(thread.tid) : Promise.resolve(null);
   }
 
   private onTaskSettled(error: unknown): void {
@@ -485,7 +528,7 @@ export class Job implements JobHandle {
     if (pgid !== null) cleanup = await stopGroup(pgid, { signal: "SIGKILL", graceMs: 0, tag: this.spec.tag, spawnedAt, confirmMs: left(5000) });
     // A process whose pid the thread has not published yet still carries the job's tag; the actor also stops it
     // itself once it publishes (it sees the cancel flag).
-    else if (state === "spawning") signalTagged(taggedProcesses(this.spec.tag) ?? [], "SIGKILL");
+    else if (state === "spawning") signalTagged((await taggedProcesses(this.spec.tag)) ?? [], "SIGKILL");
     if (this.final) return;
     // A hung thread without a terminal is ended now; one that owns a PTY is left alone, because ending it can abort
     // the whole process (docs/decisions.md), and so is one still inside spawn(). Its process group is gone either way.

@@ -23,6 +23,11 @@ import { startsToAdmit } from "./thread-boots.ts";
 
 export interface ActorPool {
   run(task: ActorTask, signal: AbortSignal): Promise<ActorTaskResult>;
+  /**
+   * Whether the start of the job with this id still waits here for a loaded thread or room to boot one (not yet handed
+   * to piscina); false once it was handed over, or dropped because its job was stopped.
+   */
+  waits(jobId: string): boolean;
   /** The last error of a worker that had no job to report it to. */
   lastError(): Error | null;
   /** Worker threads currently alive (busy or idle). */
@@ -271,6 +276,8 @@ export function createActorPool(options: { capacity: number; warm: number; entry
         jobs -= 1;
       });
     },
+    // A linear look: at most the capacity's jobs and `warm` warm tasks wait, and it is asked at human rate.
+    waits: (jobId) => waiting.some((start) => start.task?.spec.id === jobId && !start.dropped()),
     threads: () => pool.threads.length,
     async destroy(waitMs = LOAD_WAIT_MS) {
       warmFailed = true;

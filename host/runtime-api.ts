@@ -66,6 +66,15 @@ export interface JobEnded {
 
 export type JobPhase = JobState["phase"];
 
+/**
+ * Why a job is still `starting`, from facts the runtime owns: `waiting_for_thread` while its start waits in the pool
+ * (no loaded thread is free and as many threads as may boot at once are booting, host/pool.ts); `booting` once the
+ * pool has handed it to a thread that has not claimed the spawn yet (the thread is still loading the actor's modules,
+ * or the actor is preparing); `forking` while the actor is inside spawn (the cell says `spawning`). A burst's starts
+ * move through them in this order; the tools and the console show them so that a slow start says where it is.
+ */
+export type StartStage = "waiting_for_thread" | "booting" | "forking";
+
 /** Live figures of one job, read from its shared cell (no message per output chunk). */
 export interface JobFigures {
   bytes: number;
@@ -99,6 +108,8 @@ export interface JobHandle {
   state(): JobState;
   /** `state().phase`. */
   phase(): JobPhase;
+  /** Where a starting job is (see StartStage); null once its process exists or the job ended. */
+  startStage(): StartStage | null;
   pid(): number | null;
   pgid(): number | null;
   /** Absolute monotonic deadline of the hard lifetime (from spawn), or null before spawn. */

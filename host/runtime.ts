@@ -108,6 +108,15 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   let spawner: Spawner | null = null;
   const ensureSpawner = (): Spawner | null => (useSpawner && !closed ? (spawner ??= createSpawner(ensureLogDir())) : spawner);
 
+  /**
+   * Jobs whose process does not exist yet. While there are any, the jobs' session yields to Pi's process, which is
+   * busy booting their threads (host/spawner.ts, setStarting).
+   */
+  const starting = new Set<string>();
+  const startOver = (id: string) => {
+    if (starting.delete(id) && starting.size === 0) spawner?.setStarting(false);
+  };
+
   function start(request: StartRequest): JobHandle {
     if (closed) throw new Error("the job runtime has shut down");
     if (live.size >= capacity) throw new CapacityError(capacity);
@@ -148,8 +157,12 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       pool: ensurePool(),
       logBudget,
       checkMessages,
-      onSpawned: (spawned, { pid, pgid, startedAt }) => registry?.add({ tag: spawned.spec.tag, pid, pgid, startedAt, label: spawned.label }),
+      onSpawned: (spawned, { pid, pgid, startedAt }) => {
+        startOver(spawned.id);
+        registry?.add({ tag: spawned.spec.tag, pid, pgid, startedAt, label: spawned.label });
+      },
       onEnded: (ended) => {
+        startOver(ended.id);
         live.delete(ended.id);
         registry?.remove(ended.spec.tag);
         const figures = ended.figures();
@@ -159,6 +172,8 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       },
     });
     live.set(job.id, job);
+    if (starting.size === 0) ensureSpawner()?.setStarting(true);
+    starting.add(job.id);
     tasks.add(job.taskSettled);
     void job.taskSettled.then(() => tasks.delete(job.taskSettled));
     return job;

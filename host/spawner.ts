@@ -8,6 +8,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { autogroupEnabled, STARTING_SESSION_NICE, setSessionNice } from "../shared/autogroup.ts";
 import { spawnerUrl } from "../shared/entry-url.ts";
 import { READY_LINE } from "../mailbox/spawner-protocol.ts";
 
@@ -25,6 +26,12 @@ export interface Spawner {
   /** Resolves true once the spawner listens, false when it ended first or none runs. */
   ready(): Promise<boolean>;
   /**
+   * Whether Pi's process is starting jobs. Its session is the jobs' scheduling group (spawner/job-group.ts), which
+   * then yields to Pi's (STARTING_SESSION_NICE), so that busy jobs never starve the thread boots of the next ones, and
+   * is back at nice 0 once every start is over. Never awaited: a start never waits for the kernel.
+   */
+  setStarting(starting: boolean): void;
+  /**
    * Ends the spawner; the processes it started are not affected (they are the jobs', stopped by their actors). It
    * exits as soon as its stdin closes; one that has not within `waitMs` is killed.
    */
@@ -36,7 +43,13 @@ interface Running {
   ready: Promise<boolean>;
   /** Whether it listens now. */
   listening: boolean;
+  /** Its session's nice value as last written (a new session starts at 0), and whether a write is under way. */
+  nice: number;
+  writing: boolean;
 }
+
+/** Only where the kernel schedules by session is there a session's nice value to set. */
+const SESSIONS_SCHEDULED = autogroupEnabled();
 
 /** Starts the spawner listening on a socket in `dir`, the session's private (0700) log directory. */
 export function createSpawner(dir: string): Spawner {
@@ -53,7 +66,8 @@ export function createSpawner(dir: string): Spawner {
       child = spawn(process.execPath, [fileURLToPath(spawnerUrl()), path], {
         // Its stdin is its lifeline: it exits when the runtime (or Pi) closes it. Its only output is the ready line.
         stdio: ["pipe", "pipe", "ignore"],
-        // Its own session: the terminal's signals (Ctrl-C outside Pi's raw mode) are not for it.
+        // Its own session: the terminal's signals (Ctrl-C outside Pi's raw mode) are not for it, and the pipe jobs it
+        // starts share it as their scheduling group.
         detached: true,
       });
     } catch {
@@ -87,15 +101,37 @@ export function createSpawner(dir: string): Spawner {
       });
     });
     (child.stdout as unknown as { unref?(): void } | null)?.unref?.();
-    started = { child, ready, listening: false };
+    started = { child, ready, listening: false, nice: 0, writing: false };
+    // A spawner started again while jobs start: its new session yields too.
+    void ready.then(() => applyNice());
     child.once("exit", () => {
       if (running === started) running = null;
     });
     return started;
   };
 
+  /** The nice value the jobs' session should have now. */
+  let wanted = 0;
+  /** One write at a time, always of what is wanted by the time it goes out; a refused write ends the attempts. */
+  const applyNice = () => {
+    const current = running;
+    if (!SESSIONS_SCHEDULED || current === null || current.writing || current.nice === wanted || current.child.pid === undefined) return;
+    const nice = wanted;
+    current.writing = true;
+    void setSessionNice(nice, current.child.pid).then((taken) => {
+      current.writing = false;
+      if (!taken) return;
+      current.nice = nice;
+      applyNice();
+    });
+  };
+
   running = start();
   return {
+    setStarting(starting) {
+      wanted = starting ? STARTING_SESSION_NICE : 0;
+      applyNice();
+    },
     socketPath() {
       running ??= start();
       return running?.listening ? path : null;

@@ -39,7 +39,16 @@ const HEARTBEAT = 6;
 const STUCK = 7;
 const STALLED_BIT = 1;
 const WAITING_BIT = 2;
-const INT_WORDS = 8;
+/**
+ * The actor's OS thread, written once when the actor starts: 0 until then (the job still waits for a thread), its
+ * Linux thread id, or THREAD_UNKNOWN where there is none to read. The host reads that thread's CPU figures to tell a
+ * starved actor from a hung one (host/heartbeat.ts).
+ */
+const THREAD = 8;
+const THREAD_UNKNOWN = -1;
+const INT_WORDS = 9;
+/** A BigInt64Array must start on a multiple of 8 bytes. */
+const BIG_OFFSET = Math.ceil((INT_WORDS * 4) / 8) * 8;
 // BigInt64 words, after the Int32 ones.
 const BYTES = 0;
 const LINES = 1;
@@ -49,7 +58,7 @@ const UNREAD_BYTES = 4;
 const STARTED_EPOCH_MS = 5;
 const BIG_WORDS = 6;
 
-export const JOB_CELL_BYTES = INT_WORDS * 4 + BIG_WORDS * 8;
+export const JOB_CELL_BYTES = BIG_OFFSET + BIG_WORDS * 8;
 
 export function createJobCell(): SharedArrayBuffer {
   return new SharedArrayBuffer(JOB_CELL_BYTES);
@@ -78,8 +87,11 @@ export interface CellView {
 
 function views(buffer: SharedArrayBuffer): { ints: Int32Array; bigs: BigInt64Array } {
   if (buffer.byteLength !== JOB_CELL_BYTES) throw new RangeError(`a job cell has ${JOB_CELL_BYTES} bytes, got ${buffer.byteLength}`);
-  return { ints: new Int32Array(buffer, 0, INT_WORDS), bigs: new BigInt64Array(buffer, INT_WORDS * 4, BIG_WORDS) };
+  return { ints: new Int32Array(buffer, 0, INT_WORDS), bigs: new BigInt64Array(buffer, BIG_OFFSET, BIG_WORDS) };
 }
+
+/** The actor's thread as its cell names it: not started yet, or started with its Linux thread id (null: none known). */
+export type ActorThread = { started: false } | { started: true; tid: number | null };
 
 /** Node 22 has it; the TypeScript lib this project targets does not declare it yet. */
 interface AtomicsWaitAsync {
@@ -142,6 +154,11 @@ export class JobCellWriter {
     Atomics.add(this.ints, HEARTBEAT, 1);
   }
 
+  /** Once, when the actor starts on its thread: `tid` is the thread's Linux id, null where it has none. */
+  publishThread(tid: number | null): void {
+    Atomics.store(this.ints, THREAD, tid !== null && tid > 0 ? tid : THREAD_UNKNOWN);
+  }
+
   setStuck(flags: { stalled: boolean; waitingForInput: boolean }): void {
     Atomics.store(this.ints, STUCK, (flags.stalled ? STALLED_BIT : 0) | (flags.waitingForInput ? WAITING_BIT : 0));
   }
@@ -167,6 +184,12 @@ export class JobCellReader {
 
   heartbeat(): number {
     return Atomics.load(this.ints, HEARTBEAT);
+  }
+
+  thread(): ActorThread {
+    const word = Atomics.load(this.ints, THREAD);
+    if (word === 0) return { started: false };
+    return { started: true, tid: word === THREAD_UNKNOWN ? null : word };
   }
 
   /**

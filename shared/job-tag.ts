@@ -7,8 +7,8 @@
  * re-executes itself with a fresh environment), and processes of another user. Elsewhere than Linux no
  * environment of another process can be read, and the scan says so (null) rather than "none".
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { statFields, TICKS_PER_SECOND } from "./proc-stat.ts";
+import { readProcText, startTicksOf, TICKS_PER_SECOND } from "./proc-stat.ts";
+import { scan, scanNow, type ProcReads, type ProcScan } from "./proc-scan.ts";
 
 /** The variable that names a process's job. */
 export const TAG_VARIABLE = "PI_JOBS_JOB";
@@ -38,12 +38,8 @@ function readPidMax(): number | null {
 }
 
 function readInteger(path: string): number | null {
-  try {
-    const value = Number.parseInt(readFileSync(path, "latin1"), 10);
-    return Number.isSafeInteger(value) ? value : null;
-  } catch {
-    return null;
-  }
+  const value = Number.parseInt(readProcText(path) ?? "", 10);
+  return Number.isSafeInteger(value) ? value : null;
 }
 
 /** Whether `pid` may have been allocated since the window opened; true when that cannot be decided. */
@@ -59,10 +55,16 @@ function pidFilter(window: PidWindow | undefined): (pid: number) => boolean {
 
 /**
  * Pids of the processes that carry the tag (zombies excluded: their environment is gone with their memory);
- * null where environments cannot be read (not Linux, or no /proc).
+ * null where environments cannot be read (not Linux, or no /proc). Read a slice per turn (shared/proc-scan.ts).
  */
-export function taggedProcesses(tag: string, window?: PidWindow): number[] | null {
-  return scanTag(tag, window)?.tagged ?? null;
+export async function taggedProcesses(tag: string, window?: PidWindow): Promise<number[] | null> {
+  return (await scanTag(tag, window))?.tagged ?? null;
+}
+
+/** The same, without yielding, for an actor's watch that needs the answer now (actors/job-watch.ts). */
+export function taggedProcessesNow(tag: string, window?: PidWindow): number[] | null {
+  const found = tagScan(tag, window);
+  return found === null ? null : (scanNow(found)?.tagged ?? null);
 }
 
 /** What one scan found. */
@@ -77,42 +79,40 @@ export interface TagScan {
   unsettled: number[];
 }
 
-/** taggedProcesses, and the processes that cannot be told yet (see TagScan); null where environments cannot be read. */
-export function scanTag(tag: string, window?: PidWindow): TagScan | null {
+/**
+ * taggedProcesses, and the processes that cannot be told yet (see TagScan); null where environments cannot be read.
+ * Read a slice per turn; a scan of every process shares its pass over `/proc` with the other scans of this turn.
+ */
+export async function scanTag(tag: string, window?: PidWindow): Promise<TagScan | null> {
+  const found = tagScan(tag, window);
+  return found === null ? null : scan(found);
+}
+
+/**
+ * The scan for one tag: the pids allocated since the leader when there are few (probing each costs less than listing
+ * /proc, and a missing pid fails at once), otherwise every process, of which those outside the window are skipped.
+ */
+function tagScan(tag: string, window: PidWindow | undefined): ProcScan<TagScan> | null {
   if (!IS_LINUX) return null;
   const range = pidRange(window);
-  let candidates: number[];
-  if (range && range.length <= PROBE_LIMIT) {
-    // Few pids allocated since the leader: probing each costs less than listing /proc (a missing pid fails at once).
-    candidates = range;
-  } else {
-    let entries: string[];
-    try {
-      entries = readdirSync("/proc");
-    } catch {
-      return null;
-    }
-    const inWindow = pidFilter(window);
-    candidates = [];
-    for (const entry of entries) {
-      const first = entry.charCodeAt(0);
-      if (first < 48 || first > 57) continue;
-      const pid = Number(entry);
-      if (inWindow(pid)) candidates.push(pid);
-    }
-  }
-  const needle = Buffer.from(`${TAG_VARIABLE}=${tag}\0`, "latin1");
+  // Read when the walk reaches its first process rather than now: a shared pass may begin a turn or more later, and
+  // the pids allocated meanwhile belong in the window.
+  let inWindow: ((pid: number) => boolean) | null = range === null ? null : () => true;
   const tagged: number[] = [];
   const unsettled: number[] = [];
   const startedSince = window ? startedSinceCheck(window.spawnedAt) : null;
-  for (const pid of candidates) {
-    if (pid === process.pid) continue;
-    const environ = environOf(pid);
-    if (environ === null) continue;
-    if (carries(environ, needle)) tagged.push(pid);
-    else if (environ.length === 0 && startedSince?.(pid)) unsettled.push(pid);
-  }
-  return { tagged: tagged.sort((a, b) => a - b), unsettled: unsettled.sort((a, b) => a - b) };
+  return {
+    pids: range,
+    visit(pid, reads) {
+      inWindow ??= pidFilter(window);
+      if (pid === process.pid || !inWindow(pid)) return;
+      const environ = reads.environ();
+      if (environ === null) return;
+      if (tagsIn(environ).includes(tag)) tagged.push(pid);
+      else if (environ.length === 0 && startedSince?.(reads)) unsettled.push(pid);
+    },
+    result: () => ({ tagged: tagged.sort((a, b) => a - b), unsettled: unsettled.sort((a, b) => a - b) }),
+  };
 }
 
 /** Kernel threads have no environment either; they are never a job's. */
@@ -120,24 +120,22 @@ const PF_KTHREAD = 0x00200000;
 /** The boot time estimated from the uptime is off by far less than this; a process this much older still counts as new. */
 const STARTED_SINCE_SLACK_MS = 1000;
 
-/** Whether a pid is a live user process started since `sinceEpochMs` (less the slack); null when that cannot be read. */
-function startedSinceCheck(sinceEpochMs: number): ((pid: number) => boolean) | null {
-  let uptimeSeconds: number;
-  try {
-    uptimeSeconds = Number.parseFloat(readFileSync("/proc/uptime", "latin1"));
-  } catch {
-    return null;
-  }
+/**
+ * Whether the process the walk is at is a live user process started since `sinceEpochMs` (less the slack); null when
+ * that cannot be read.
+ */
+function startedSinceCheck(sinceEpochMs: number): ((reads: ProcReads) => boolean) | null {
+  const uptimeSeconds = Number.parseFloat(readProcText("/proc/uptime") ?? "");
   if (!Number.isFinite(uptimeSeconds)) return null;
   const bootEpochMs = Date.now() - uptimeSeconds * 1000;
-  return (pid) => {
-    const fields = statFields(pid);
+  return (reads) => {
+    const fields = reads.stat();
     if (fields === null) return false;
     // state (3), flags (9), starttime (22).
     const state = fields[0];
     const flags = Number(fields[6]);
-    const startTicks = Number(fields[19]);
-    if (state === undefined || state === "Z" || state === "X" || !Number.isFinite(flags) || !Number.isFinite(startTicks)) return false;
+    const startTicks = startTicksOf(fields);
+    if (state === undefined || state === "Z" || state === "X" || !Number.isFinite(flags) || startTicks === null) return false;
     if ((flags & PF_KTHREAD) !== 0) return false;
     return bootEpochMs + (startTicks / TICKS_PER_SECOND) * 1000 >= sinceEpochMs - STARTED_SINCE_SLACK_MS;
   };
@@ -159,12 +157,29 @@ function windowDecidable(window: PidWindow): boolean {
   return max !== null && Date.now() - window.spawnedAt < (max / MAX_FORKS_PER_SECOND) * 1000;
 }
 
-/** The needle must be a whole entry: at the start of the block or right after a NUL. */
-function carries(environ: Buffer, needle: Buffer): boolean {
-  for (let at = environ.indexOf(needle); at >= 0; at = environ.indexOf(needle, at + 1)) {
-    if (at === 0 || environ[at - 1] === 0) return true;
+const TAG_ENTRY = Buffer.from(`${TAG_VARIABLE}=`, "latin1");
+
+/** The environment block tagsIn read last, and what it found there. */
+let lastBlock: Buffer | null = null;
+let lastTags: string[] = [];
+
+/**
+ * The values of the block's tag entries (one, as a rule): whole entries only, at the start of the block or right after
+ * a NUL, each up to the next NUL. Found once per block however many scans look at it: a pass that serves 64 takeovers
+ * hands each process's block to 64 tag scans, and 64 searches of every block were most of such a pass's time.
+ */
+function tagsIn(environ: Buffer): string[] {
+  if (environ === lastBlock) return lastTags;
+  const tags: string[] = [];
+  for (let at = environ.indexOf(TAG_ENTRY); at >= 0; at = environ.indexOf(TAG_ENTRY, at + 1)) {
+    if (at !== 0 && environ[at - 1] !== 0) continue;
+    const start = at + TAG_ENTRY.length;
+    const end = environ.indexOf(0, start);
+    tags.push(environ.toString("latin1", start, end < 0 ? environ.length : end));
   }
-  return false;
+  lastBlock = environ;
+  lastTags = tags;
+  return tags;
 }
 
 /** Signals every tagged process; returns how many were signalled. */
@@ -190,51 +205,34 @@ export interface TaggedProcess {
 /**
  * Every process whose tag names one of `runtimeIds` (the part before the slash), found in one pass over /proc; null
  * where environments cannot be read. This reaches a job whose pid was never published (it was inside spawn) and a
- * runtime whose jobs are not known one by one (a crashed session's), at the cost of reading every process.
+ * runtime whose jobs are not known one by one (a crashed session's), at the cost of reading every process: a slice
+ * per turn, in the pass the other scans of this turn share.
  */
-export function processesOfRuntimes(runtimeIds: readonly string[]): TaggedProcess[] | null {
+export async function processesOfRuntimes(runtimeIds: readonly string[]): Promise<TaggedProcess[] | null> {
   if (!IS_LINUX) return null;
-  if (runtimeIds.length === 0) return [];
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return null;
-  }
+  return runtimeIds.length === 0 ? [] : scan(runtimesScan(runtimeIds));
+}
+
+/** The same, at once: for the exit handler (host/exit-net.ts), which cannot wait. */
+export function processesOfRuntimesNow(runtimeIds: readonly string[]): TaggedProcess[] | null {
+  if (!IS_LINUX) return null;
+  return runtimeIds.length === 0 ? [] : scanNow(runtimesScan(runtimeIds));
+}
+
+function runtimesScan(runtimeIds: readonly string[]): ProcScan<TaggedProcess[]> {
   const wanted = new Set(runtimeIds);
-  const needle = Buffer.from(`${TAG_VARIABLE}=`, "latin1");
   const found: TaggedProcess[] = [];
-  for (const entry of entries) {
-    const first = entry.charCodeAt(0);
-    if (first < 48 || first > 57) continue;
-    const pid = Number(entry);
-    if (pid === process.pid) continue;
-    const environ = environOf(pid);
-    if (environ === null) continue;
-    const tag = tagIn(environ, needle);
-    if (tag === null) continue;
-    const slash = tag.indexOf("/");
-    if (slash > 0 && wanted.has(tag.slice(0, slash))) found.push({ pid, tag });
-  }
-  return found.sort((a, b) => a.pid - b.pid);
-}
-
-/** The value of the tag entry in an environment block, if it has one. */
-function tagIn(environ: Buffer, needle: Buffer): string | null {
-  for (let at = environ.indexOf(needle); at >= 0; at = environ.indexOf(needle, at + 1)) {
-    if (at !== 0 && environ[at - 1] !== 0) continue;
-    const start = at + needle.length;
-    const end = environ.indexOf(0, start);
-    return environ.toString("latin1", start, end < 0 ? environ.length : end);
-  }
-  return null;
-}
-
-/** A process's environment block, or null when there is no such process (any more) or it is another user's. */
-function environOf(pid: number): Buffer | null {
-  try {
-    return readFileSync(`/proc/${pid}/environ`);
-  } catch {
-    return null;
-  }
+  return {
+    pids: null,
+    visit(pid, reads) {
+      if (pid === process.pid) return;
+      const environ = reads.environ();
+      if (environ === null) return;
+      const tag = tagsIn(environ)[0];
+      if (tag === undefined) return;
+      const slash = tag.indexOf("/");
+      if (slash > 0 && wanted.has(tag.slice(0, slash))) found.push({ pid, tag });
+    },
+    result: () => found.sort((a, b) => a.pid - b.pid),
+  };
 }

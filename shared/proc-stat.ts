@@ -1,20 +1,89 @@
 /**
- * `/proc/<pid>/stat` (Linux): one read, split into fields. The command name (field 2) may hold spaces and
- * parentheses, so the fields are counted after its last ')': index 0 is field 3 (the state), index N is field N + 3.
+ * Reading `/proc` (Linux): one small file at a time, into buffers this thread reuses, and `/proc/<pid>/stat` split
+ * into fields. The command name (field 2) may hold spaces and parentheses, so the fields are counted after its last
+ * ')': index 0 is field 3 (the state), index N is field N + 3.
+ *
+ * Why not readFileSync: a `/proc` file reports size 0, so Node reads it through a fresh 64 KiB buffer each time; a stop
+ * that scanned every process per check made Pi's thread spend more time collecting those buffers than reading
+ * (docs/decisions.md, "Scans of /proc never hold Pi's thread"). A reused buffer costs a third of the CPU per read.
  */
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 
 /** Clock ticks per second of `/proc` times: USER_HZ, 100 on every Linux architecture Node runs on. */
 export const TICKS_PER_SECOND = 100;
 
-/** The fields after the command name, or null when the process is gone or unreadable. */
-export function statFields(pid: number | string): string[] | null {
-  let stat: string;
+/** Large enough for any stat line and the small files (`uptime`, `pid_max`); environments grow their own buffer. */
+let small = Buffer.allocUnsafe(4096);
+let large = Buffer.allocUnsafe(64 * 1024);
+
+/**
+ * Reads the whole file into `buffer`, growing it when full; the bytes read, or null when the file cannot be opened or
+ * read (the process is gone, or is another user's).
+ */
+function readInto(path: string, buffer: () => Buffer, grow: () => void): number | null {
+  let fd: number;
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    fd = openSync(path, "r");
   } catch {
     return null;
   }
+  try {
+    let length = 0;
+    for (;;) {
+      if (length === buffer().length) grow();
+      const read = readSync(fd, buffer(), length, buffer().length - length, null);
+      if (read === 0) return length;
+      length += read;
+    }
+  } catch {
+    // ESRCH and the like: the process exited between the open and the read.
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A small `/proc` file as text (latin1), or null when it cannot be read. */
+export function readProcText(path: string): string | null {
+  const length = readInto(
+    path,
+    () => small,
+    () => {
+      small = Buffer.concat([small, Buffer.allocUnsafe(small.length)]);
+    },
+  );
+  return length === null ? null : small.toString("latin1", 0, length);
+}
+
+/**
+ * A process's environment block, or null when there is no such process (any more) or it is another user's. The
+ * bytes are a view of this thread's reused buffer: valid until the next call, so a caller uses them at once.
+ */
+export function readEnviron(pid: number): Buffer | null {
+  const length = readInto(
+    `/proc/${pid}/environ`,
+    () => large,
+    () => {
+      large = Buffer.concat([large, Buffer.allocUnsafe(large.length)]);
+    },
+  );
+  return length === null ? null : large.subarray(0, length);
+}
+
+/** The fields after the command name of a stat line, or null when the text has none. */
+export function fieldsOfStat(stat: string): string[] | null {
   const close = stat.lastIndexOf(")");
   return close < 0 ? null : stat.slice(close + 2).split(" ");
+}
+
+/** The fields after the command name, or null when the process is gone or unreadable. */
+export function statFields(pid: number | string): string[] | null {
+  const stat = readProcText(`/proc/${pid}/stat`);
+  return stat === null ? null : fieldsOfStat(stat);
+}
+
+/** Field 22, the process's start time in clock ticks since boot; null when the fields have none. */
+export function startTicksOf(fields: readonly string[]): number | null {
+  const value = Number(fields[19]);
+  return Number.isSafeInteger(value) && value >= 0 ? value : null;
 }

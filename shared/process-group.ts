@@ -7,13 +7,15 @@
  *
  * Zombies: some containers run a PID 1 that never reaps orphans. A zombie still counts for `kill(-pgid, 0)` but can
  * never be killed, so on Linux a group whose remaining members are all zombies counts as gone.
+ *
+ * What reads `/proc` here reads it a slice per turn of the event loop (shared/proc-scan.ts): the supervisor runs these
+ * stops on Pi's thread.
  */
-import { readdirSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { StopSignal } from "../mailbox/protocol.ts";
 import { scanTag, signalTagged } from "./job-tag.ts";
+import { inSlice, scan, scanNow, type ProcScan } from "./proc-scan.ts";
 import { statFields } from "./proc-stat.ts";
-
 
 const IS_LINUX = process.platform === "linux";
 
@@ -24,7 +26,7 @@ const POLL_CAP_MS = 50;
 /** Our own process group, which must never be signalled as a job's (on Linux, where /proc tells it). */
 let ownGroup: number | null | undefined;
 function ownProcessGroup(): number | null {
-  if (ownGroup === undefined) ownGroup = IS_LINUX ? (readStat(String(process.pid))?.pgrp ?? null) : null;
+  if (ownGroup === undefined) ownGroup = IS_LINUX ? (readStat(process.pid)?.pgrp ?? null) : null;
   return ownGroup;
 }
 
@@ -62,47 +64,57 @@ interface StatFields {
   pgrp: number;
 }
 
-/** The fields of /proc/<pid>/stat we need; null when the process is gone or unreadable. */
-function readStat(pid: string): StatFields | null {
-  const fields = statFields(pid);
+/** The fields of /proc/<pid>/stat we need, from its fields (proc-stat.ts); null when the process is gone or unreadable. */
+function statOf(pid: number, fields: readonly string[] | null): StatFields | null {
   // state (3), pgrp (5).
   const pgrp = Number(fields?.[2]);
   if (fields?.[0] === undefined || !Number.isInteger(pgrp)) return null;
-  return { pid: Number.parseInt(pid, 10), state: fields[0], pgrp };
+  return { pid, state: fields[0], pgrp };
 }
 
-/** Members of the group visible in /proc (zombies included); null when /proc cannot be listed. */
-function scanGroup(pgid: number): StatFields[] | null {
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return null;
-  }
+function readStat(pid: number): StatFields | null {
+  return statOf(pid, statFields(pid));
+}
+
+/** Members of the group visible in /proc (zombies included), or those of `among` only. */
+function groupScan(pgid: number, among: readonly number[] | null = null): ProcScan<StatFields[]> {
   const members: StatFields[] = [];
-  for (const entry of entries) {
-    const first = entry.charCodeAt(0);
-    if (first < 48 || first > 57) continue;
-    const stat = readStat(entry);
-    if (stat !== null && stat.pgrp === pgid) members.push(stat);
-  }
-  return members;
+  return {
+    pids: among,
+    visit(pid, reads) {
+      const stat = statOf(pid, reads.stat());
+      if (stat !== null && stat.pgrp === pgid) members.push(stat);
+    },
+    result: () => members,
+  };
 }
 
-/** Whether any member of the group that can still run (i.e. is not a zombie) exists. */
-export function groupAlive(pgid: number): boolean {
+const running = (members: readonly StatFields[]): number[] => members.filter((member) => member.state !== "Z").map((member) => member.pid);
+
+/** Whether any member of the group that can still run (i.e. is not a zombie) exists. A bad group id throws at once. */
+export function groupAlive(pgid: number): Promise<boolean> {
   checkGroup(pgid);
   return new GroupWatch(pgid).alive();
 }
 
-/** Live (non-zombie) pids of the group, from /proc on Linux; [] elsewhere. */
-export function groupMembers(pgid: number): number[] {
+/** The same, without yielding: for a thread that is held on purpose (a test fixture's starved actor). */
+export function groupAliveNow(pgid: number): boolean {
+  checkGroup(pgid);
+  return new GroupWatch(pgid).aliveNow();
+}
+
+/** Live (non-zombie) pids of the group, from /proc on Linux; [] elsewhere. A bad group id throws at once. */
+export function groupMembers(pgid: number): Promise<number[]> {
+  checkGroup(pgid);
+  if (!IS_LINUX) return Promise.resolve([]);
+  return scan(groupScan(pgid)).then((members) => running(members ?? []).sort((a, b) => a - b));
+}
+
+/** The same, without yielding (the tests' checks). */
+export function groupMembersNow(pgid: number): number[] {
   checkGroup(pgid);
   if (!IS_LINUX) return [];
-  return (scanGroup(pgid) ?? [])
-    .filter((member) => member.state !== "Z")
-    .map((member) => member.pid)
-    .sort((a, b) => a - b);
+  return running(scanNow(groupScan(pgid)) ?? []).sort((a, b) => a - b);
 }
 
 /**
@@ -119,31 +131,43 @@ class GroupWatch {
     this.pgid = pgid;
   }
 
-  alive(): boolean {
+  async alive(): Promise<boolean> {
+    // Cheap, but the checks of 64 jobs taken over at once come due together (a failing kill() costs an exception).
+    const quick = await inSlice(() => this.quick());
+    if (quick !== null) return quick;
+    if (this.members !== null && running((await scan(groupScan(this.pgid, this.members))) ?? []).length > 0) return true;
+    return this.judge(await scan(groupScan(this.pgid)));
+  }
+
+  aliveNow(): boolean {
+    const quick = this.quick();
+    if (quick !== null) return quick;
+    if (this.members !== null && running(scanNow(groupScan(this.pgid, this.members)) ?? []).length > 0) return true;
+    return this.judge(scanNow(groupScan(this.pgid)));
+  }
+
+  /** What kill() and the leader's own stat tell; null when only the members can. */
+  private quick(): boolean | null {
     try {
       process.kill(-this.pgid, 0);
     } catch (error) {
       if (errorCode(error) === "ESRCH") return false;
     }
     if (!IS_LINUX) return true;
-    const leader = readStat(String(this.pgid));
-    if (leader !== null && leader.pgrp === this.pgid && leader.state !== "Z") return true;
-    if (this.members !== null && this.members.some((pid) => runsInGroup(pid, this.pgid))) return true;
-    const members = scanGroup(this.pgid);
+    const leader = readStat(this.pgid);
+    return leader !== null && leader.pgrp === this.pgid && leader.state !== "Z" ? true : null;
+  }
+
+  /** The verdict from a scan of all of /proc (null: it could not be listed). */
+  private judge(members: StatFields[] | null): boolean {
     // Nothing visible although kill() answered: /proc hides it, or it just exited. Trust kill(); the next check settles.
     if (members === null || members.length === 0) {
       this.members = null;
       return true;
     }
-    const running = members.filter((member) => member.state !== "Z").map((member) => member.pid);
-    this.members = running;
-    return running.length > 0;
+    this.members = running(members);
+    return this.members.length > 0;
   }
-}
-
-function runsInGroup(pid: number, pgid: number): boolean {
-  const stat = readStat(String(pid));
-  return stat !== null && stat.pgrp === pgid && stat.state !== "Z";
 }
 
 /** What may still run of a job: its group, and (when tagged) the processes that left the group carrying its tag. */
@@ -171,7 +195,7 @@ const UNSETTLED_WAIT_MS = 1000;
  * when it happens rather than at the next poll.
  */
 async function waitGone(
-  remains: () => Remains,
+  remains: () => Promise<Remains>,
   timeoutMs: number,
   leaderExit: Promise<unknown> | undefined,
   onStill?: (left: Remains) => void,
@@ -182,9 +206,10 @@ async function waitGone(
     exit = undefined;
   });
   for (;;) {
-    const left = remains();
+    const left = await remains();
     if (allGone(left) || (!left.group && left.tagged === null)) return left;
-    onStill?.(left);
+    // The checks of concurrent stops finish together, at the end of the pass they shared: their signals are sliced.
+    if (onStill) await inSlice(() => onStill(left));
     const time = deadline - performance.now();
     if (time <= 0) return left;
     const nap = new AbortController();
@@ -199,7 +224,7 @@ async function waitGone(
 export async function waitGroupGone(pgid: number, timeoutMs: number): Promise<boolean> {
   checkGroup(pgid);
   const watch = new GroupWatch(pgid);
-  const left = await waitGone(() => ({ group: watch.alive(), tagged: [], unsettled: 0 }), timeoutMs, undefined);
+  const left = await waitGone(async () => ({ group: await watch.alive(), tagged: [], unsettled: 0 }), timeoutMs, undefined);
   return !left.group;
 }
 
@@ -234,26 +259,36 @@ export async function stopGroup(pgid: number, options: StopOptions): Promise<{ c
   // Tagged processes are looked for only once the group is gone: until then the group's signal reaches its own
   // members, and a check costs one kill(0). What left the group is signalled when the scan finds it.
   const unsettledSince = new Map<number, number>();
-  const remains = (): Remains => {
-    const group = watch.alive();
+  const remains = async (): Promise<Remains> => {
+    const group = await watch.alive();
     if (tag === undefined || group) return { group, tagged: [], unsettled: 0 };
-    const scan = scanTag(tag, window);
-    if (scan === null) return { group, tagged: null, unsettled: 0 };
+    const found = await scanTag(tag, window);
+    if (found === null) return { group, tagged: null, unsettled: 0 };
     const now = performance.now();
-    for (const pid of scan.unsettled) if (!unsettledSince.has(pid)) unsettledSince.set(pid, now);
-    const unsettled = scan.unsettled.filter((pid) => now - unsettledSince.get(pid)! < UNSETTLED_WAIT_MS).length;
-    return { group, tagged: scan.tagged, unsettled };
+    for (const pid of found.unsettled) if (!unsettledSince.has(pid)) unsettledSince.set(pid, now);
+    const unsettled = found.unsettled.filter((pid) => now - unsettledSince.get(pid)! < UNSETTLED_WAIT_MS).length;
+    return { group, tagged: found.tagged, unsettled };
   };
   const killAll = (left: Remains) => {
     if (left.group) signalGroup(pgid, "SIGKILL");
     signalTagged(left.tagged ?? [], "SIGKILL");
   };
+  // The tagged processes are looked for only once the group is gone, so a stop whose time ran out while the group still
+  // stood (its members dying slowly on a loaded machine) has not signalled those that left it. It kills them before it
+  // gives up: unconfirmed, but nothing it could find is left running.
+  const killEscapees = async (left: Remains) => {
+    if (tag === undefined || !left.group) return;
+    const found = await scanTag(tag, window);
+    await inSlice(() => signalTagged(found?.tagged ?? [], "SIGKILL"));
+  };
 
-  const first = remains();
+  const first = await remains();
   if (allGone(first)) return { confirmed: true, escalated: false };
-  if (first.group) signalGroup(pgid, signal);
   if (signal === "SIGKILL") {
-    return { confirmed: allGone(await waitGone(remains, confirmMs, leaderExit, killAll)), escalated: false };
+    await inSlice(() => killAll(first));
+    const left = await waitGone(remains, confirmMs, leaderExit, killAll);
+    if (!allGone(left)) await killEscapees(left);
+    return { confirmed: allGone(left), escalated: false };
   }
   const signalled = new Set<number>();
   const termEscapees = (left: Remains) => {
@@ -261,12 +296,17 @@ export async function stopGroup(pgid: number, options: StopOptions): Promise<{ c
     for (const pid of fresh) signalled.add(pid);
     signalTagged(fresh, signal);
   };
+  await inSlice(() => {
+    if (first.group) signalGroup(pgid, signal);
+    termEscapees(first);
+  });
   let left = await waitGone(remains, options.graceMs, leaderExit, termEscapees);
   if (allGone(left)) return { confirmed: true, escalated: false };
   if (!left.group && left.tagged === null) return { confirmed: false, escalated: false };
   // SIGKILL is repeated on every check: harmless to members already dying, and a stop that must leave nothing
   // running should not rest on a single delivery.
-  killAll(left);
+  await inSlice(() => killAll(left));
   left = await waitGone(remains, confirmMs, leaderExit, killAll);
+  if (!allGone(left)) await killEscapees(left);
   return { confirmed: allGone(left), escalated: true };
 }

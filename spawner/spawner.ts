@@ -14,10 +14,11 @@
  *
  * Usage: `node spawner.js <socket path>`; it prints READY_LINE on stdout once it listens.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { unlinkSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { LineReader, line, monotonicMs, parseHello, READY_LINE, type Hello, type SpawnRequest, type SpawnerReply, type StreamRole } from "../mailbox/spawner-protocol.ts";
+import { autogroupEnabled } from "../shared/autogroup.ts";
+import { findPerl, startJob, type StartedJob } from "./job-group.ts";
 
 /** A request whose connections have not all arrived by then is dropped: its actor gave up or died. */
 const ASSEMBLY_TIMEOUT_MS = 30_000;
@@ -83,43 +84,59 @@ function start(request: SpawnRequest, control: Socket, streams: Record<"stdout" 
   const closeStreams = () => {
     for (const stream of Object.values(streams)) stream?.destroy();
   };
+  // `exit` is told only after `spawned`: a command that ends at once can exit before the launcher's handshake closes.
+  let state: "starting" | "spawned" | "failed" = "starting";
+  let exited: SpawnerReply | null = null;
+  const fail = (message: string) => {
+    if (state !== "starting") return;
+    state = "failed";
+    closeStreams();
+    reply(control, { type: "error", message });
+    control.end();
+  };
+  const tellExit = () => {
+    if (state !== "spawned" || exited === null) return;
+    reply(control, exited);
+    control.end();
+  };
   // The job's clock starts as the fork is asked for: read after spawn() returned, a descheduled spawner would date
   // the job late, and its readiness and elapsed times would come out shorter than what the command really took.
   const forkedAt = monotonicMs();
-  let child: ChildProcess;
+  let job: StartedJob;
   try {
-    child = spawn(request.shell, ["-c", request.command], {
-      cwd: request.cwd,
-      env: request.env,
-      // A new session and process group, as for a job spawned by its actor: the pid is the pgid.
-      detached: true,
-      // The child's stdio are the actor's own connections: its bytes go straight to the actor.
-      stdio: [streams.stdin ?? "ignore", streams.stdout, streams.stderr],
-    });
+    job = startJob(
+      {
+        shell: request.shell,
+        command: request.command,
+        cwd: request.cwd,
+        env: request.env,
+        // The child's stdio are the actor's own connections: its bytes go straight to the actor.
+        stdio: [streams.stdin ?? "ignore", streams.stdout, streams.stderr],
+      },
+      perl,
+    );
   } catch (error) {
-    closeStreams();
-    reply(control, { type: "error", message: (error as Error).message });
-    control.end();
-    return;
+    return fail((error as Error).message);
   }
-  let spawned = false;
-  child.once("error", (error) => {
-    if (spawned) return;
-    closeStreams();
-    reply(control, { type: "error", message: error.message });
-    control.end();
-  });
-  child.once("spawn", () => {
-    spawned = true;
-    // The child holds its own descriptors now; ours would keep the actor's streams open after the child is gone.
-    closeStreams();
-    reply(control, { type: "spawned", pid: child.pid!, at: forkedAt });
-  });
+  const { child } = job;
+  child.once("error", (error) => fail(error.message));
+  // The child holds its own descriptors now; ours would keep the actor's streams open after the child is gone.
+  child.once("spawn", closeStreams);
   child.once("exit", (code, signal) => {
-    reply(control, { type: "exit", code, signal });
-    control.end();
+    exited = { type: "exit", code, signal };
+    tellExit();
+  });
+  void job.ready.then((error) => {
+    if (error !== null) return fail(error);
+    if (state !== "starting") return;
+    state = "spawned";
+    reply(control, { type: "spawned", pid: child.pid!, at: forkedAt });
+    tellExit();
   });
 }
+
+/** Jobs share this process's session (one scheduling group) where that matters and perl can keep their groups apart. */
+const perl = autogroupEnabled() ? findPerl() : null;
 
 const socketPath = process.argv[2];
 if (!socketPath) {

@@ -11,6 +11,8 @@ import type { ConsoleState } from "./console-state.ts";
 import { renderFields, type Highlighter } from "./fields.ts";
 import { bytes, elapsed, percent, rate } from "./format.ts";
 import { safe } from "./sanitize.ts";
+import { titleCounts } from "./jobs-overlay.ts";
+import { shownStatus } from "./start-stage.ts";
 import { fill, fit } from "./text.ts";
 import type { UiTheme } from "./theme.ts";
 
@@ -80,7 +82,7 @@ function footer(width: number, theme: UiTheme, notice: string | null | undefined
 function listRow(job: JobView, width: number, theme: UiTheme, selected: boolean): string {
   const style = TONE_STYLE[job.tone];
   const marker = selected ? "▸ " : "  ";
-  const status = theme.fg(style.fg, job.status);
+  const status = theme.fg(style.fg, shownStatus(job));
   const title = safe(job.kind === "shell" ? job.title.replace(/\s+/g, " ").trim() : job.title);
   const row = `${marker}${status} ${theme.fg("dim", "·")} ${theme.fg("muted", job.kind)} ${theme.fg("dim", "·")} ${title} ${theme.fg("dim", `· ${elapsed(job.elapsedMs)}`)}`;
   return selected ? theme.bg("selectedBg", fill(row, width)) : fit(row, width);
@@ -118,7 +120,7 @@ export function detailLines(job: JobView, state: ConsoleState, options: { width:
     previewHint: "v full values",
     ...(options.highlight ? { highlight: options.highlight } : {}),
   };
-  const lines = [fit(`${theme.fg("muted", "Status:")} ${theme.fg(style.fg, job.status)}`, width)];
+  const lines = [fit(`${theme.fg("muted", "Status:")} ${theme.fg(style.fg, shownStatus(job))}`, width)];
   lines.push(fit(`${theme.fg("muted", "Elapsed:")} ${elapsed(job.elapsedMs)}`, width));
   const head = [...job.head, ...(job.live ? liveFields(job.live, job.running) : [])];
   const ordered = state.fullValues ? [...head, ...job.config, ...job.body] : [...head, ...job.body, ...job.config];
@@ -142,9 +144,7 @@ export function detailLines(job: JobView, state: ConsoleState, options: { width:
 export function renderConsole(snapshot: JobsSnapshot, state: ConsoleState, options: ConsoleViewOptions): ConsoleView {
   const { width, theme } = options;
   const height = Math.max(3, options.height);
-  const running = snapshot.jobs.filter((job) => job.running).length;
-  const finished = snapshot.jobs.length - running;
-  const title = fit(theme.fg("accent", theme.bold("Jobs")) + theme.fg("dim", ` · ${running} running · ${finished} finished`), width);
+  const title = fit(theme.fg("accent", theme.bold("Jobs")) + theme.fg("dim", titleCounts(snapshot.jobs)), width);
   const bottom = footer(width, theme, options.notice);
   const body = height - 2;
 

@@ -4,8 +4,9 @@
  * They own only view state.
  */
 import type { Component } from "@earendil-works/pi-tui";
-import type { JobsSnapshot } from "../host/ui/snapshot-types.ts";
+import type { JobsSnapshot, JobView } from "../host/ui/snapshot-types.ts";
 import type { KeyMatcher } from "./keys.ts";
+import { startingOf } from "./start-stage.ts";
 import type { UiTheme } from "./theme.ts";
 
 export interface ConsoleSource {
@@ -14,6 +15,17 @@ export interface ConsoleSource {
   /** Stops one job; resolves with a short human answer. */
   stop(key: string): Promise<string>;
   stopAll(): Promise<string>;
+}
+
+/**
+ * The counts after an overlay's title: ` · 3 running · 1 finished`, and while jobs start, how many are in each stage
+ * (` · 2 starting: 1 waiting for a thread, 1 booting`; they are counted among the running ones), so a burst says how
+ * far along it is.
+ */
+export function titleCounts(jobs: readonly JobView[]): string {
+  const running = jobs.filter((job) => job.running).length;
+  const starting = startingOf(jobs);
+  return ` · ${running} running · ${jobs.length - running} finished${starting === null ? "" : ` · ${starting}`}`;
 }
 
 export interface ConsoleHost {

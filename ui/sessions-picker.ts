@@ -6,9 +6,10 @@ import type { JobsSnapshot, JobView } from "../host/ui/snapshot-types.ts";
 import { TONE_STYLE } from "./bands.ts";
 import { renderFields } from "./fields.ts";
 import { elapsed } from "./format.ts";
-import { JobsOverlay, type OverlayOptions } from "./jobs-overlay.ts";
+import { JobsOverlay, titleCounts, type OverlayOptions } from "./jobs-overlay.ts";
 import { consoleKey } from "./keys.ts";
 import { safe } from "./sanitize.ts";
+import { shownStatus } from "./start-stage.ts";
 import { fill, fit } from "./text.ts";
 import type { UiTheme } from "./theme.ts";
 
@@ -27,8 +28,7 @@ export function renderPicker(snapshot: JobsSnapshot, state: PickerState, options
   const { width, theme } = options;
   const height = Math.max(3, options.height);
   const jobs = shellJobs(snapshot);
-  const running = jobs.filter((job) => job.running).length;
-  const title = fit(theme.fg("accent", theme.bold("Shell jobs")) + theme.fg("dim", ` · ${running} running · ${jobs.length - running} finished`), width);
+  const title = fit(theme.fg("accent", theme.bold("Shell jobs")) + theme.fg("dim", titleCounts(jobs)), width);
   const footerText = state.confirming
     ? theme.fg("warning", `Stop ${state.selectedKey?.replace("shell:", "session ") ?? ""}? y to stop · any other key keeps it`)
     : options.notice
@@ -46,13 +46,13 @@ export function renderPicker(snapshot: JobsSnapshot, state: PickerState, options
   const first = Math.min(Math.max(0, selected - listRows + 1), Math.max(0, jobs.length - listRows));
   const list = jobs.slice(first, first + listRows).map((job, i) => {
     const mark = first + i === selected;
-    const row = `${mark ? "▸ " : "  "}${theme.fg(TONE_STYLE[job.tone].fg, job.status)} ${theme.fg("dim", "·")} ${job.id} ${theme.fg("dim", "·")} ${safe(job.title.replace(/\s+/g, " ").trim())} ${theme.fg("dim", `· ${elapsed(job.elapsedMs)}`)}`;
+    const row = `${mark ? "▸ " : "  "}${theme.fg(TONE_STYLE[job.tone].fg, shownStatus(job))} ${theme.fg("dim", "·")} ${job.id} ${theme.fg("dim", "·")} ${safe(job.title.replace(/\s+/g, " ").trim())} ${theme.fg("dim", `· ${elapsed(job.elapsedMs)}`)}`;
     return mark ? theme.bg("selectedBg", fill(row, width)) : fit(row, width);
   });
   const job = jobs[selected] as JobView;
   const detailRows = Math.max(0, body - listRows);
   const state_ = [
-    fit(`${theme.fg("muted", "Status:")} ${theme.fg(TONE_STYLE[job.tone].fg, job.status)} ${theme.fg("dim", `· ${elapsed(job.elapsedMs)}`)}`, width),
+    fit(`${theme.fg("muted", "Status:")} ${theme.fg(TONE_STYLE[job.tone].fg, shownStatus(job))} ${theme.fg("dim", `· ${elapsed(job.elapsedMs)}`)}`, width),
     ...renderFields([...job.head, ...job.body.filter((field) => field.label !== "Session")], { width, theme, fullValues: false }),
   ];
   // The tail gets what the state leaves, at least a third of the rows when output exists.

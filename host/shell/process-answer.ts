@@ -54,7 +54,8 @@ export function processAnswer(input: ProcessAnswerInput): ProcessResult {
   const ready = input.ready !== undefined ? { ready: readyAnswer(input.ready, session, reading) } : {};
   if (reported === null) {
     const status = statusOf(state, session.timeoutMs);
-    return { ...base, status, running: status === "running", session_id: session.id, ...ready };
+    const stage = status === "starting" && reading.startStage !== null ? { start_stage: reading.startStage } : {};
+    return { ...base, status, running: status === "running", session_id: session.id, ...ready, ...stage };
   }
   const { result } = reported;
   const ending = describeEnding(result, reported.stopBy, session.timeoutMs);

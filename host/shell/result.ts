@@ -5,9 +5,11 @@
 import { Type } from "typebox";
 import type { Cleanup, Failure, ProcessStatus, StopReason, Supervision, SupervisionState } from "./supervision.ts";
 import type { WaitMode } from "./waits.ts";
-import { escapeControls, oneLine } from "./text-safety.ts";
+import { escapeControls, oneLine } from "../escape.ts";
 import { COMMAND_PREVIEW_CHARS } from "./limits.ts";
 import type { OutputRendering } from "../../mailbox/constants.ts";
+import type { StartStage } from "../runtime-api.ts";
+import { START_STAGE_WORDS, START_STAGES, startingStatus, startingSummary, type StartingCounts } from "../../ui/start-stage.ts";
 
 export type WaitStatus = "snapshot" | "completed" | "deadline" | "cancelled" | "steered" | "ready";
 
@@ -56,6 +58,8 @@ export interface ProcessResult {
   notes: string[];
   /** Present when exec_command was given `ready`. */
   ready?: ReadyResult;
+  /** Present while the job is starting: why its process does not exist yet. */
+  start_stage?: StartStage;
 }
 
 export interface SessionEntryView {
@@ -77,6 +81,8 @@ export interface SessionEntryView {
   supervision: Supervision;
   /** TCP ports the job's processes listen on (running jobs; null where they cannot be listed). */
   listening?: number[] | null;
+  /** Present while the job is starting: why its process does not exist yet. */
+  start_stage?: StartStage;
 }
 
 export interface ListResult {
@@ -85,6 +91,8 @@ export interface ListResult {
   completed_count: number;
   /** Compatibility alias of completed_count, not a count of new exits. */
   just_exited_count: number;
+  /** Present when any listed job is starting: how many are in each stage (a burst's progress). */
+  starting_counts?: StartingCounts;
   sessions: SessionEntryView[];
 }
 
@@ -124,6 +132,7 @@ export interface KillResult {
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const StatusSchema = Type.Union((["starting", "running", "exited", "failed", "timed_out", "stopped"] satisfies ProcessStatus[]).map((s) => Type.Literal(s)));
 const OnExitSchema = Type.Union([Type.Literal("none"), Type.Literal("wake")]);
+const StartStageSchema = Type.Union(START_STAGES.map((s) => Type.Literal(s)));
 
 export const SupervisionSchema = Type.Object({
   state: Type.Union(
@@ -180,6 +189,7 @@ export const ProcessResultSchema = Type.Object({
   elapsed_ms: Type.Number(),
   notes: Type.Array(Type.String()),
   ready: Type.Optional(ReadyResultSchema),
+  start_stage: Type.Optional(StartStageSchema),
 });
 
 const SessionEntrySchema = Type.Object({
@@ -199,6 +209,7 @@ const SessionEntrySchema = Type.Object({
   log_path: Nullable(Type.String()),
   supervision: SupervisionSchema,
   listening: Type.Optional(Nullable(Type.Array(Type.Integer()))),
+  start_stage: Type.Optional(StartStageSchema),
 });
 
 export const ListResultSchema = Type.Object({
@@ -206,6 +217,7 @@ export const ListResultSchema = Type.Object({
   active_count: Type.Integer(),
   completed_count: Type.Integer(),
   just_exited_count: Type.Integer(),
+  starting_counts: Type.Optional(Type.Object({ waiting_for_thread: Type.Integer(), booting: Type.Integer(), forking: Type.Integer() })),
   sessions: Type.Array(SessionEntrySchema),
 });
 
@@ -249,10 +261,16 @@ export function supervisionLine(s: Supervision): string {
   );
 }
 
-export function endingPhrase(r: { status: ProcessStatus; exit_code?: number | null; signal?: string | null; failure?: Failure | null }): string {
+export function endingPhrase(r: {
+  status: ProcessStatus;
+  exit_code?: number | null;
+  signal?: string | null;
+  failure?: Failure | null;
+  start_stage?: StartStage;
+}): string {
   switch (r.status) {
     case "starting":
-      return "starting (its process does not exist yet)";
+      return `${r.start_stage ? startingStatus(r.start_stage) : "starting"} (its process does not exist yet)`;
     case "running":
       return "running";
     case "exited":
@@ -287,7 +305,7 @@ export function processResultText(r: ProcessResult): string {
   const head = r.running
     ? `Process running with session_id ${r.session_id} (${r.operation}).`
     : r.status === "starting"
-      ? `Process starting with session_id ${r.session_id} (${r.operation}): it does not exist yet.`
+      ? `Process starting with session_id ${r.session_id} (${r.operation}): it does not exist yet${r.start_stage ? ` (stage: ${START_STAGE_WORDS[r.start_stage]})` : ""}.`
       : `Process ${endingPhrase(r)} (${r.operation}).`;
   const lines = [
     head,
@@ -307,6 +325,8 @@ export function processResultText(r: ProcessResult): string {
 
 export function listText(r: ListResult): string {
   const lines = [`active_count: ${r.active_count} · completed_count: ${r.completed_count} (just_exited_count: ${r.just_exited_count})`];
+  const starting = r.starting_counts ? startingSummary(r.starting_counts) : null;
+  if (starting !== null) lines.push(starting);
   if (r.sessions.length === 0) lines.push("No shell sessions.");
   for (const s of r.sessions) {
     lines.push(

@@ -6,6 +6,7 @@ import { completionPhrase, type ReceiptLine } from "./notices.ts";
 import type { KillResult, ListResult, SessionEntryView, SetOnExitResult } from "./result.ts";
 import { completionOf, elapsedOf, supervisionOf, type SessionReading, type SessionSettings } from "./session.ts";
 import { endingOf, statusOf } from "./supervision.ts";
+import { startingCounts } from "../../ui/start-stage.ts";
 
 /** One session in list_sessions. `listening`: the ports as last read (undefined: never read). */
 export function sessionEntry(
@@ -32,13 +33,16 @@ export function sessionEntry(
     log_path: reading.logPath,
     supervision: supervisionOf(session, reading),
     ...(status === "running" && known.listening !== undefined ? { listening: known.listening } : {}),
+    ...(status === "starting" && reading.startStage !== null ? { start_stage: reading.startStage } : {}),
   };
 }
 
 export function listAnswer(sessions: SessionEntryView[]): ListResult {
   const active = sessions.filter((s) => s.status === "starting" || s.running).length;
   const completed = sessions.length - active;
-  return { operation: "list_sessions", active_count: active, completed_count: completed, just_exited_count: completed, sessions };
+  // Counted only when a job is starting: a burst then says how far along it is, a quiet list stays as it was.
+  const starting = sessions.some((s) => s.start_stage !== undefined) ? { starting_counts: startingCounts(sessions.map((s) => s.start_stage)) } : {};
+  return { operation: "list_sessions", active_count: active, completed_count: completed, just_exited_count: completed, ...starting, sessions };
 }
 
 export function setOnExitAnswer(

@@ -5,7 +5,7 @@
  * job's state: every answer reads the job once (readSession) and derives what it says from that reading.
  */
 import { join } from "node:path";
-import type { JobEnded, JobFigures, JobHandle, JobState } from "../runtime-api.ts";
+import type { JobEnded, JobFigures, JobHandle, JobState, StartStage } from "../runtime-api.ts";
 import type { ProcessResult } from "./result.ts";
 import { deriveSupervision, describeEnding, type Supervision } from "./supervision.ts";
 import type { OnExit } from "./validate.ts";
@@ -35,6 +35,8 @@ export interface ShellSession extends SessionSettings {
 /** One reading of a session's job: what an answer says about the job, all of it from the same moment. */
 export interface SessionReading {
   state: JobState;
+  /** Why a starting job has no process yet; null unless `state` is starting. */
+  startStage: StartStage | null;
   figures: JobFigures;
   /** Wall-clock time of the hard deadline once the process exists; null before. */
   deadlineEpochMs: number | null;
@@ -67,8 +69,18 @@ export function createSession(init: {
 /** Reads the session's job now. */
 export function readSession(session: ShellSession, nowEpochMs: number): SessionReading {
   const { handle } = session;
+  // The stage is read before the state. A stage only moves on, and ends when the process exists: with a state that
+  // still says starting, the stage read a moment before is the job's (or just behind it); a state past it has none.
+  const stage = handle.startStage();
   const state = handle.state();
-  return { state, figures: handle.figures(), deadlineEpochMs: deadlineEpochOf(handle), logPath: logPathIn(handle, state), nowEpochMs };
+  return {
+    state,
+    startStage: state.phase === "starting" ? stage : null,
+    figures: handle.figures(),
+    deadlineEpochMs: deadlineEpochOf(handle),
+    logPath: logPathIn(handle, state),
+    nowEpochMs,
+  };
 }
 
 export function logPathOf(session: ShellSession): string | null {

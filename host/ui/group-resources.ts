@@ -2,12 +2,14 @@
  * CPU and memory of a job's process group, read from /proc (Linux) for the group's live members. Sampled at most
  * every 250 ms per group and only for the job the console shows, so the cost stays at human rate. Elsewhere (macOS)
  * the figures are unknown and shown as such.
+ *
+ * A reading runs in the background, a slice per turn of Pi's event loop (shared/proc-scan.ts): finding the members
+ * means looking at every process. A render shows the last reading that finished, at most one sample interval old.
  */
-import { readFileSync } from "node:fs";
+import { scan } from "../../shared/proc-scan.ts";
+import { fieldsOfStat, readProcText, TICKS_PER_SECOND } from "../../shared/proc-stat.ts";
 import { groupMembers } from "../../shared/process-group.ts";
 
-/** /proc reports CPU time in USER_HZ ticks, which Linux fixes at 100 for user space. */
-const TICKS_PER_SECOND = 100;
 export const MIN_SAMPLE_MS = 250;
 
 export interface GroupResources {
@@ -20,12 +22,10 @@ export const UNKNOWN_RESOURCES: GroupResources = { processes: null, cpuPercent: 
 
 /** utime + stime in ticks from the text of /proc/<pid>/stat (the command name may hold spaces and parentheses). */
 export function parseCpuTicks(stat: string): number | null {
-  const close = stat.lastIndexOf(")");
-  if (close < 0) return null;
-  const fields = stat.slice(close + 2).split(" ");
+  const fields = fieldsOfStat(stat);
   // Field 3 (state) is index 0 here, so utime (14) and stime (15) are 11 and 12.
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
+  const utime = Number(fields?.[11]);
+  const stime = Number(fields?.[12]);
   return Number.isFinite(utime) && Number.isFinite(stime) ? utime + stime : null;
 }
 
@@ -54,27 +54,33 @@ interface Sample {
 }
 
 export interface GroupSampler {
+  /** The group's last finished reading (unknown before the first); starts the next one once this one is due. */
   sample(pgid: number, nowMs?: number): GroupResources;
+  /** Resolves once no reading is under way. */
+  settled(): Promise<void>;
 }
 
-export function createGroupSampler(options: { members?: (pgid: number) => number[]; read?: (path: string) => string } = {}): GroupSampler {
+export function createGroupSampler(
+  options: { members?: (pgid: number) => Promise<number[]>; read?: (path: string) => string } = {},
+): GroupSampler {
   const members = options.members ?? groupMembers;
-  const read = options.read ?? ((path: string) => readFileSync(path, "utf8"));
+  // A member that exited between the listing and the read reads as nothing.
+  const read = options.read ?? ((path: string) => readProcText(path) ?? "");
   const samples = new Map<number, Sample>();
-  return {
-    sample(pgid, nowMs = performance.now()) {
-      const last = samples.get(pgid);
-      if (last !== undefined && nowMs - last.at < MIN_SAMPLE_MS) return last.result;
-      if (process.platform !== "linux" && options.members === undefined) return UNKNOWN_RESOURCES;
-      let pids: number[];
-      try {
-        pids = members(pgid);
-      } catch {
-        return UNKNOWN_RESOURCES;
-      }
-      const ticks = new Map<number, number>();
-      let rss = 0;
-      for (const pid of pids) {
+  const readings = new Map<number, Promise<void>>();
+
+  async function measure(pgid: number, at: number): Promise<void> {
+    let pids: number[];
+    try {
+      pids = await members(pgid);
+    } catch {
+      return;
+    }
+    const ticks = new Map<number, number>();
+    let rss = 0;
+    await scan({
+      pids,
+      visit(pid) {
         try {
           const cpu = parseCpuTicks(read(`/proc/${pid}/stat`));
           if (cpu !== null) ticks.set(pid, cpu);
@@ -82,16 +88,35 @@ export function createGroupSampler(options: { members?: (pgid: number) => number
         } catch {
           // The member exited between the listing and the read.
         }
+      },
+      result: () => null,
+    });
+    const last = samples.get(pgid);
+    const result: GroupResources = {
+      processes: pids.length,
+      cpuPercent: last === undefined ? null : cpuPercent(last.ticks, ticks, at - last.at),
+      rssBytes: rss,
+    };
+    samples.set(pgid, { at, ticks, result });
+    // Only groups still being looked at stay in the table.
+    if (samples.size > 64) samples.delete(samples.keys().next().value as number);
+  }
+
+  return {
+    sample(pgid, nowMs = performance.now()) {
+      if (process.platform !== "linux" && options.members === undefined) return UNKNOWN_RESOURCES;
+      const last = samples.get(pgid);
+      const due = last === undefined || nowMs - last.at >= MIN_SAMPLE_MS;
+      if (due && !readings.has(pgid)) {
+        const reading = measure(pgid, nowMs)
+          .catch(() => {})
+          .finally(() => readings.delete(pgid));
+        readings.set(pgid, reading);
       }
-      const result: GroupResources = {
-        processes: pids.length,
-        cpuPercent: last === undefined ? null : cpuPercent(last.ticks, ticks, nowMs - last.at),
-        rssBytes: rss,
-      };
-      samples.set(pgid, { at: nowMs, ticks, result });
-      // Only groups still being looked at stay in the table.
-      if (samples.size > 64) samples.delete(samples.keys().next().value as number);
-      return result;
+      return last?.result ?? UNKNOWN_RESOURCES;
+    },
+    settled: async () => {
+      await Promise.all(readings.values());
     },
   };
 }

@@ -23,6 +23,7 @@ import { highlightShell } from "./transcript-rows.ts";
 import { registerShellRenderers } from "./shell-renderers.ts";
 import { createSnapshotBuilder, type SnapshotBuilder } from "./snapshot.ts";
 import { safe } from "../../ui/sanitize.ts";
+import { shownStatus, startingOf } from "../../ui/start-stage.ts";
 
 export const ACTIVITY_WIDGET = "pi-jobs.activity";
 /** At most four redraws a second (architecture invariant 5). */
@@ -164,9 +165,11 @@ export function installUi(pi: ExtensionAPI, deps: UiDeps): void {
   });
 }
 
-/** /monitor outside the TUI (RPC): one line per job, status first. */
+/** /monitor outside the TUI (RPC): one line per job, status first, after a count of the starting jobs while any start. */
 function textListing(builder: SnapshotBuilder): string {
   const jobs = builder.build().jobs;
   if (jobs.length === 0) return "No monitors or shell jobs in this session.";
-  return jobs.map((job) => `${job.status} · ${job.kind} ${job.id} · ${safe(job.title.replace(/\s+/g, " "))}`).join("\n");
+  const starting = startingOf(jobs);
+  const lines = jobs.map((job) => `${shownStatus(job)} · ${job.kind} ${job.id} · ${safe(job.title.replace(/\s+/g, " "))}`);
+  return (starting === null ? lines : [starting, ...lines]).join("\n");
 }

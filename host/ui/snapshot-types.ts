@@ -4,6 +4,8 @@
  *
  * Values are raw (unsanitized, unpreviewed): sanitizing and previews are presentation, done by the renderers.
  */
+import type { StartStage } from "../runtime-api.ts";
+
 export type JobKind = "monitor" | "shell";
 
 /** The colour role of a job's state. */
@@ -58,8 +60,10 @@ export interface JobView {
   /** Description (monitor) or command (shell job). */
   title: string;
   running: boolean;
-  /** Textual status: running, success, failure, result_missing, timeout, stopped, exited, failed, timed_out. */
+  /** Textual status: starting, running, success, failure, result_missing, timeout, stopped, exited, failed, timed_out. */
   status: string;
+  /** Present while the status is `starting`: why the job has no process yet. */
+  startStage?: StartStage;
   tone: Tone;
   elapsedMs: number;
   /** Exit code, signal, reason, stopped-by and integrity warnings: shown right after status and elapsed. */

@@ -13,6 +13,7 @@ import type { ShellSession } from "../shell/session.ts";
 import { listeningOf, refreshSoon } from "../shell/listening.ts";
 import { endingOf } from "../shell/supervision.ts";
 import { monitorConfigFields, monitorHeadFields, monitorPayloadFields, monitorTone } from "../../ui/monitor-fields.ts";
+import { shownStatus, startingOf } from "../../ui/start-stage.ts";
 import { createGroupSampler, type GroupSampler, UNKNOWN_RESOURCES } from "./group-resources.ts";
 import { RateTracker } from "./rates.ts";
 import type { DetailField, JobsSnapshot, JobView, LiveFigures, OutputView, Tone } from "./snapshot-types.ts";
@@ -38,6 +39,19 @@ export interface SnapshotBuilder {
   /** Stops one job by key; resolves with a short human answer. */
   stop(key: string): Promise<string>;
   stopAll(): Promise<string>;
+}
+
+/**
+ * The `/jobs` overview: one line per live job of the runtime, a starting one with its stage, after a count of the
+ * starting jobs by stage while any start.
+ */
+export function jobsOverview(jobs: readonly Pick<JobHandle, "startStage" | "phase" | "kind" | "label" | "pid">[]): string {
+  if (jobs.length === 0) return "No background jobs are running.";
+  // The stage before the phase, as a shell answer reads them (host/shell/session.ts, readSession).
+  const shown = jobs.map((job) => ({ job, startStage: job.startStage(), status: job.phase() }));
+  const lines = shown.map(({ job, ...start }) => `${shownStatus(start)} · ${job.kind} · ${job.label} · pid ${job.pid() ?? "-"}`);
+  const starting = startingOf(shown);
+  return (starting === null ? lines : [starting, ...lines]).join("\n");
 }
 
 function outputOf(handle: JobHandle): OutputView {
@@ -79,6 +93,8 @@ export function createSnapshotBuilder(
     const final = record.final;
     const running = final === null;
     const result = final === null ? null : structuredResult(final.facts).result;
+    // The stage before the phase, as a shell answer reads them (readSession): a stage only moves on.
+    const stage = record.job.startStage();
     const status = result?.status ?? (record.job.phase() === "starting" ? "starting" : "running");
     const body: DetailField[] = [
       { label: "Name", value: record.description, layout: "inline" },
@@ -92,6 +108,7 @@ export function createSnapshotBuilder(
       title: record.description,
       running,
       status,
+      ...(status === "starting" && stage !== null ? { startStage: stage } : {}),
       tone: monitorTone(status),
       elapsedMs: result?.elapsedMs ?? Math.max(0, nowEpoch - record.job.requestedAtEpoch),
       head: result !== null ? monitorHeadFields(result) : [],
@@ -105,6 +122,8 @@ export function createSnapshotBuilder(
 
   function shellView(session: ShellSession, request: SnapshotRequest, nowEpoch: number): JobView {
     const key = `shell:${session.id}`;
+    // Before the state, as in monitorView.
+    const stage = session.handle.startStage();
     const state = session.handle.state();
     const ending = endingOf(state, session.timeoutMs);
     const result = state.phase === "ended" ? state.result : null;
@@ -130,13 +149,15 @@ export function createSnapshotBuilder(
     if (running) refreshSoon(session);
     const listening = running ? listeningOf(session) : undefined;
     const logPath = result?.log.path ?? null;
+    const status = running ? (stopping ? "stopping" : state.phase) : ending.status;
     const view: JobView = {
       key,
       kind: "shell",
       id: String(session.id),
       title: session.cmd,
       running,
-      status: running ? (stopping ? "stopping" : state.phase) : ending.status,
+      status,
+      ...(status === "starting" && stage !== null ? { startStage: stage } : {}),
       tone,
       elapsedMs: result?.elapsedMs ?? Math.max(0, nowEpoch - session.startedEpochMs),
       head,

@@ -61,13 +61,13 @@ describe("runtime lifecycle in Pi", () => {
         },
         { what: "three monitors to start" },
       );
-      for (const pid of pids) expect(groupMembers(pid).length).toBeGreaterThan(0);
+      for (const pid of pids) expect((await groupMembers(pid)).length).toBeGreaterThan(0);
       expect(threadCount()).toBeGreaterThan(before);
     } finally {
       await sdk.dispose();
     }
     // dispose() awaited the session_shutdown handlers: by now every process must be gone, SIGTERM-ignoring shells too.
-    for (const pid of pids) expect(groupMembers(pid)).toEqual([]);
+    for (const pid of pids) expect(await groupMembers(pid)).toEqual([]);
     // The shutdown is bounded: a thread not idle by then (a starved one, on a loaded machine) is ended right after.
     await pollUntil(() => threadCount() <= before, { timeoutMs: 60_000, what: "the workers to end" });
   });

@@ -63,7 +63,7 @@ describe("pi-jobs UI in the TUI", () => {
     expect(screen).toMatch(/\[shell\] wake · 1 job finished/);
     expect(screen).not.toMatch(/^\s*(supervision|wait|log_path|elapsed_ms):/m);
     expect(screen).not.toMatch(/Process running with session_id/);
-    expect(screen).not.toMatch(/\\e\[/);
+    expect(screen).not.toMatch(/\\(e|x1b)\[/);
   }, 240_000);
 
   it("console at 80×24: select, show output, stop one with x, close with q", async () => {

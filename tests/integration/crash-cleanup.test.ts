@@ -73,8 +73,8 @@ async function deadPid(): Promise<{ pid: number; startTicks: number }> {
 }
 
 async function allTagged(runtimeId: string, count: number): Promise<number[]> {
-  const found = await waitFor(() => {
-    const list = processesOfRuntimes([runtimeId]) ?? [];
+  const found = await waitFor(async () => {
+    const list = (await processesOfRuntimes([runtimeId])) ?? [];
     return list.length >= count ? list : null;
   }, 10_000, `${count} tagged processes`);
   const pids = found.map((process) => process.pid);
@@ -93,7 +93,7 @@ describe.runIf(linux)("the exit net", () => {
     const runtimeId = stdout.trim();
     expect(runtimeId).toMatch(/^[0-9a-f]{12}$/);
     // The child printed its id only once three tagged processes ran; once it exited, none may be left.
-    await waitFor(() => (processesOfRuntimes([runtimeId]) ?? [1]).length === 0, 10_000, "no tagged process left");
+    await waitFor(async () => ((await processesOfRuntimes([runtimeId])) ?? [1]).length === 0, 10_000, "no tagged process left");
   });
 });
 

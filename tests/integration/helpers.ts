@@ -3,7 +3,7 @@
  * deadlines (never fixed sleeps alone), and the cleanup of what a test left running.
  */
 import { readFileSync } from "node:fs";
-import { groupMembers } from "../../shared/process-group.ts";
+import { groupMembersNow } from "../../shared/process-group.ts";
 import { createJobRuntime, type RuntimeOptions, type SupervisedRuntime } from "../../host/runtime.ts";
 import type { StartRequest } from "../../host/runtime-api.ts";
 import { jobRequest, MONITOR_LOG_BYTES } from "../fixtures/jobs.ts";
@@ -29,7 +29,7 @@ export async function waitFor<T>(probe: () => T | Promise<T>, timeoutMs = 30_000
 
 /** True when no live (non-zombie) process of the group remains. */
 export function groupGone(pgid: number): boolean {
-  return groupMembers(pgid).length === 0;
+  return groupMembersNow(pgid).length === 0;
 }
 
 export function pidAlive(pid: number): boolean {

@@ -8,8 +8,9 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterEach, describe, expect, it } from "vitest";
-import { TAG_VARIABLE, scanTag, taggedProcesses } from "../../shared/job-tag.ts";
+import { TAG_VARIABLE, scanTag, taggedProcesses, taggedProcessesNow } from "../../shared/job-tag.ts";
 import { groupMembers, stopGroup } from "../../shared/process-group.ts";
 import type { SupervisedRuntime } from "../../host/runtime.ts";
 import { groupGone, killLeftovers, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
@@ -47,7 +48,7 @@ async function escapeePid(pidFile: string, pgid: number): Promise<number> {
   }, 10_000, "the escapee's pid");
   leftovers.push(pid);
   // setsid() happens in the child after fork: wait until it really left the group.
-  await waitFor(() => !groupMembers(pgid).includes(pid) && pidAlive(pid), 10_000, "the escapee to leave the group");
+  await waitFor(async () => !(await groupMembers(pgid)).includes(pid) && pidAlive(pid), 10_000, "the escapee to leave the group");
   return pid;
 }
 
@@ -60,15 +61,17 @@ describe.runIf(linux)("taggedProcesses (Linux /proc/<pid>/environ)", () => {
     const other = spawn("sleep", ["100"], { stdio: "ignore", env: { ...process.env, [TAG_VARIABLE]: `${tag}0` } });
     leftovers.push(other.pid!);
 
-    const found = await waitFor(() => {
-      const pids = taggedProcesses(tag);
+    const found = await waitFor(async () => {
+      const pids = await taggedProcesses(tag);
       return pids && pids.includes(pgid) && pids.includes(escapee) ? pids : null;
     }, 10_000, "the tagged processes");
     expect(found).not.toContain(other.pid);
     expect(found).not.toContain(process.pid);
     // Restricted to the pids allocated since the leader's spawn: the same answer.
-    expect(taggedProcesses(tag, { firstPid: pgid, spawnedAt: Date.now() })).toEqual(expect.arrayContaining([pgid, escapee]));
-    expect(taggedProcesses(freshTag())).toEqual([]);
+    expect(await taggedProcesses(tag, { firstPid: pgid, spawnedAt: Date.now() })).toEqual(expect.arrayContaining([pgid, escapee]));
+    expect(await taggedProcesses(freshTag())).toEqual([]);
+    // The synchronous form (an actor's watch) finds the same.
+    expect(taggedProcessesNow(tag)).toEqual(expect.arrayContaining([pgid, escapee]));
   });
 
   it("tells apart a new process whose environment reads empty (as in the middle of an exec) from a tagged one", async () => {
@@ -77,14 +80,14 @@ describe.runIf(linux)("taggedProcesses (Linux /proc/<pid>/environ)", () => {
     const tagged = spawn("sleep", ["100"], { stdio: "ignore", env: { [TAG_VARIABLE]: tag } });
     const bare = spawn("sleep", ["100"], { stdio: "ignore", env: {} });
     leftovers.push(tagged.pid!, bare.pid!);
-    const scan = await waitFor(() => {
-      const found = scanTag(tag, { firstPid: tagged.pid!, spawnedAt: since });
+    const scan = await waitFor(async () => {
+      const found = await scanTag(tag, { firstPid: tagged.pid!, spawnedAt: since });
       return found && found.tagged.includes(tagged.pid!) && found.unsettled.includes(bare.pid!) ? found : null;
     }, 10_000, "the tagged and the bare process");
     expect(scan.unsettled).not.toContain(tagged.pid);
     expect(scan.unsettled).not.toContain(process.pid);
     // Without a window there is no telling new from old: nothing is unsettled.
-    expect(scanTag(tag)?.unsettled).toEqual([]);
+    expect((await scanTag(tag))?.unsettled).toEqual([]);
   });
 
   it("stopGroup with the tag kills what left the group, and confirms only once it is gone", async () => {
@@ -97,7 +100,28 @@ describe.runIf(linux)("taggedProcesses (Linux /proc/<pid>/environ)", () => {
     expect(outcome.confirmed).toBe(true);
     expect(groupGone(pgid)).toBe(true);
     expect(pidAlive(escapee)).toBe(false);
-    expect(taggedProcesses(tag)).toEqual([]);
+    expect(await taggedProcesses(tag)).toEqual([]);
+  });
+
+  it("64 scans of every process at once share passes over /proc and never hold the thread for long", async () => {
+    const tag = freshTag();
+    const pidFile = join(mkdtempSync(join(tmpdir(), "pi-jobs-tag-")), "pid");
+    const pgid = startEscaping(tag, pidFile);
+    const escapee = await escapeePid(pidFile, pgid);
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
+    // As 64 takeovers fired by one timer phase look: each scans every process, three times over.
+    const scans = await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        for (let round = 0; round < 2; round += 1) await scanTag(tag);
+        return scanTag(tag);
+      }),
+    );
+    delay.disable();
+    for (const found of scans) expect(found?.tagged).toEqual(expect.arrayContaining([pgid, escapee]));
+    // A slice is 2 ms; a busy machine preempts this thread too, so the bound is generous. Unsliced, 192 scans of all
+    // processes took seconds here.
+    expect(delay.max / 1e6).toBeLessThan(200);
   });
 });
 

@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { groupAlive, groupMembers, signalGroup, stopGroup, waitGroupGone } from "../../shared/process-group.ts";
+import { groupAlive, groupAliveNow, groupMembers, groupMembersNow, signalGroup, stopGroup, waitGroupGone } from "../../shared/process-group.ts";
 
 const started: number[] = [];
 
@@ -42,9 +42,9 @@ const cannotRun = (pid: number): boolean => {
   return state === null || state === "Z";
 };
 
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -67,22 +67,22 @@ async function firstLine(child: ChildProcess): Promise<string> {
 describe("stopGroup", () => {
   it("escalates to SIGKILL for a child that ignores SIGTERM and its grandchild, and confirms both gone", async () => {
     const { pgid } = startGroup('trap "" TERM; sleep 1000 & wait');
-    await waitFor(() => groupMembers(pgid).length === 2, "the shell and its sleep");
-    const members = groupMembers(pgid);
+    await waitFor(async () => (await groupMembers(pgid)).length === 2, "the shell and its sleep");
+    const members = await groupMembers(pgid);
     expect(members).toContain(pgid);
 
     const outcome = await stopGroup(pgid, { graceMs: 300 });
 
     expect(outcome).toEqual({ confirmed: true, escalated: true });
     for (const pid of members) expect(cannotRun(pid)).toBe(true);
-    expect(groupMembers(pgid)).toEqual([]);
-    expect(groupAlive(pgid)).toBe(false);
+    expect(await groupMembers(pgid)).toEqual([]);
+    expect(await groupAlive(pgid)).toBe(false);
   });
 
   it("does not escalate when the group leaves on SIGTERM", async () => {
     const { pgid } = startGroup("sleep 1000 & wait");
-    await waitFor(() => groupMembers(pgid).length === 2, "the shell and its sleep");
-    const members = groupMembers(pgid);
+    await waitFor(async () => (await groupMembers(pgid)).length === 2, "the shell and its sleep");
+    const members = await groupMembers(pgid);
 
     const outcome = await stopGroup(pgid, { graceMs: 20_000 });
 
@@ -93,30 +93,30 @@ describe("stopGroup", () => {
   it("still sends SIGKILL after the grace when the shell exited but a grandchild ignores SIGTERM", async () => {
     const { child, pgid } = startGroup('trap "" TERM; sleep 1000 & exit 0');
     await exited(child);
-    await waitFor(() => groupMembers(pgid).length === 1, "the orphaned sleep");
-    const [grandchild] = groupMembers(pgid);
+    await waitFor(async () => (await groupMembers(pgid)).length === 1, "the orphaned sleep");
+    const [grandchild] = await groupMembers(pgid);
     expect(grandchild).not.toBe(pgid);
-    expect(groupAlive(pgid)).toBe(true);
+    expect(await groupAlive(pgid)).toBe(true);
 
     const outcome = await stopGroup(pgid, { graceMs: 200 });
 
     expect(outcome).toEqual({ confirmed: true, escalated: true });
     expect(cannotRun(grandchild as number)).toBe(true);
-    expect(groupAlive(pgid)).toBe(false);
+    expect(await groupAlive(pgid)).toBe(false);
   });
 
   it("kills at once with signal SIGKILL, without calling it an escalation", async () => {
     const { pgid } = startGroup('trap "" TERM; sleep 1000 & wait');
-    await waitFor(() => groupMembers(pgid).length === 2, "the shell and its sleep");
+    await waitFor(async () => (await groupMembers(pgid)).length === 2, "the shell and its sleep");
     const outcome = await stopGroup(pgid, { signal: "SIGKILL", graceMs: 60_000 });
     expect(outcome).toEqual({ confirmed: true, escalated: false });
-    expect(groupMembers(pgid)).toEqual([]);
+    expect(await groupMembers(pgid)).toEqual([]);
   });
 
   it("confirms a group that is already gone, quickly and without signalling", async () => {
     const { child, pgid } = startGroup("exit 0");
     await exited(child);
-    await waitFor(() => !groupAlive(pgid), "the group to be gone");
+    await waitFor(async () => !(await groupAlive(pgid)), "the group to be gone");
 
     expect(signalGroup(pgid, "SIGTERM")).toBe(false);
     const before = performance.now();
@@ -139,8 +139,11 @@ describe("zombies", () => {
 
     // kill() still sees the group: only the process table shows there is nothing left that can run.
     expect(() => process.kill(-zombie, 0)).not.toThrow();
-    expect(groupAlive(zombie)).toBe(false);
-    expect(groupMembers(zombie)).toEqual([]);
+    expect(await groupAlive(zombie)).toBe(false);
+    expect(await groupMembers(zombie)).toEqual([]);
+    // The synchronous forms (for an exit handler or a held thread) say the same.
+    expect(groupAliveNow(zombie)).toBe(false);
+    expect(groupMembersNow(zombie)).toEqual([]);
     expect(await waitGroupGone(zombie, 30_000)).toBe(true);
     const outcome = await stopGroup(zombie, { graceMs: 30_000, confirmMs: 30_000 });
     expect(outcome).toEqual({ confirmed: true, escalated: false });
@@ -150,8 +153,9 @@ describe("zombies", () => {
     // The leader exits at once (Node reaps it), so only the scan of the process table finds its live child.
     const { child, pgid } = startGroup('trap "" TERM; sleep 1000 & exit 0');
     await exited(child);
-    await waitFor(() => groupMembers(pgid).length === 1, "the orphaned sleep");
-    expect(groupAlive(pgid)).toBe(true);
+    await waitFor(async () => (await groupMembers(pgid)).length === 1, "the orphaned sleep");
+    expect(await groupAlive(pgid)).toBe(true);
+    expect(groupAliveNow(pgid)).toBe(true);
     expect(await waitGroupGone(pgid, 150)).toBe(false);
     expect(signalGroup(pgid, "SIGKILL")).toBe(true);
     expect(await waitGroupGone(pgid, 30_000)).toBe(true);
@@ -161,8 +165,8 @@ describe("zombies", () => {
 describe("signalGroup, groupAlive, waitGroupGone", () => {
   it("signals every member of a live group", async () => {
     const { child, pgid } = startGroup("sleep 1000 & wait");
-    await waitFor(() => groupMembers(pgid).length === 2, "the shell and its sleep");
-    const members = groupMembers(pgid);
+    await waitFor(async () => (await groupMembers(pgid)).length === 2, "the shell and its sleep");
+    const members = await groupMembers(pgid);
     expect(signalGroup(pgid, "SIGHUP")).toBe(true);
     await exited(child);
     await waitFor(() => members.every(cannotRun), "every member to end");
@@ -170,8 +174,8 @@ describe("signalGroup, groupAlive, waitGroupGone", () => {
 
   it("times out on a group that stays alive", async () => {
     const { pgid } = startGroup("exec sleep 1000");
-    await waitFor(() => groupMembers(pgid).length === 1, "the sleep");
-    expect(groupAlive(pgid)).toBe(true);
+    await waitFor(async () => (await groupMembers(pgid)).length === 1, "the sleep");
+    expect(await groupAlive(pgid)).toBe(true);
     expect(await waitGroupGone(pgid, 120)).toBe(false);
   });
 
@@ -180,6 +184,8 @@ describe("signalGroup, groupAlive, waitGroupGone", () => {
     for (const pgid of [0, 1, -1, 2.5, Number.NaN, ownGroup]) {
       expect(() => signalGroup(pgid, "SIGTERM")).toThrow(RangeError);
       expect(() => groupAlive(pgid)).toThrow(RangeError);
+      expect(() => groupAliveNow(pgid)).toThrow(RangeError);
+      expect(() => groupMembers(pgid)).toThrow(RangeError);
     }
   });
 });

@@ -2,13 +2,15 @@
  * The job runtime with real processes, real worker threads and real PTYs: spawning, output batches, stop and
  * reclaim of whole process groups, the supervisor's takeover of crashed and hung actors, and clean shutdown.
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SupervisedRuntime } from "../../host/runtime.ts";
-import { FAULTY_ACTOR_ENTRY, withFault } from "../fixtures/faults.ts";
+import { HUNG_CPU_MS, STALLED_ACTOR_MS } from "../../host/heartbeat.ts";
+import { FAULTY_ACTOR_ENTRY, withFault, type CrawlRecord } from "../fixtures/faults.ts";
 import { groupGone, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
 let runtime: SupervisedRuntime | null = null;
@@ -19,6 +21,18 @@ afterEach(async () => {
 
 function text(job: { retained(): { lines: { text: string }[] } }): string[] {
   return job.retained().lines.map((line) => line.text);
+}
+
+/**
+ * Keeps every core busy twice over with shell loops at this process's priority, in this process's session: where the
+ * kernel shares the CPU by session (autogroup) nice values count only within one, so this is what starves a thread at
+ * nice 19 of this process, whatever else the machine runs. A loop ends by itself once this process is gone.
+ */
+function keepCoresBusy(): { stop(): void } {
+  const loops: ChildProcess[] = Array.from({ length: 2 * availableParallelism() }, () =>
+    spawn("/bin/sh", ["-c", "while kill -0 $PPID 2>/dev/null; do :; done"], { stdio: "ignore" }),
+  );
+  return { stop: () => loops.forEach((loop) => loop.kill("SIGKILL")) };
 }
 
 describe("job runtime", () => {
@@ -276,6 +290,49 @@ describe("job runtime", () => {
     expect(result.cause).toBe("actor_unresponsive");
     expect(result.cleanup).toBe("confirmed");
     expect(groupGone(job.pgid()!)).toBe(true);
+  });
+
+  it("takes over when an actor is blocked past its deadline in a call that never returns", async () => {
+    runtime = runtimeFor({ actorEntry: FAULTY_ACTOR_ENTRY });
+    // Asleep, not waiting for a CPU: hung however little CPU it had (host/heartbeat.ts), 15 s after its last beat.
+    const job = runtime.start(shellJob("sleep 60", { ...withFault("deadlock"), timeoutMs: 10_000, killGraceMs: 200 }));
+    const result = await job.done;
+    expect(result.cause).toBe("actor_unresponsive");
+    expect(result.message).toMatch(/its thread slept/);
+    expect(result.cleanup).toBe("confirmed");
+    expect(groupGone(job.pgid()!)).toBe(true);
+  });
+
+  it.runIf(process.platform === "linux")("never takes over a starved actor: one whose heartbeat stood still while its thread waited for a CPU reports its own end", async () => {
+    runtime = runtimeFor({ actorEntry: FAULTY_ACTOR_ENTRY });
+    const fault = withFault("crawl");
+    const record = fault.env.PI_JOBS_TEST_RECORD!;
+    const busy = keepCoresBusy();
+    try {
+      // The deadline passes at once; the actor's thread, at nice 19 behind the busy cores, cannot act on it for 20 s.
+      const job = runtime.start(shellJob("sleep 60", { ...fault, timeoutMs: 500, killGraceMs: 200 }));
+      await waitFor(() => job.phase() === "running", 30_000, "the spawn");
+      // A read meanwhile waits for the starved actor instead of giving up on it.
+      const read = job.readWindow().then(
+        () => "answered",
+        (error: Error) => error.message,
+      );
+      await waitFor(() => existsSync(record) || job.phase() === "ended", 55_000, "the crawl's end");
+      busy.stop();
+      const result = await job.done;
+      expect(result.cause).toBe("timeout");
+      expect(result.cleanup).toBe("confirmed");
+      expect(groupGone(job.pgid()!)).toBe(true);
+      expect(await read).toBe("answered");
+      // What makes it starved, not hung: its heartbeat stood still past STALLED_ACTOR_MS while its thread, at the lowest
+      // priority, got too little CPU to have beaten.
+      const crawled = JSON.parse(readFileSync(record, "utf8")) as CrawlRecord;
+      expect(crawled.nice).toBe(19);
+      expect(crawled.heldMs).toBeGreaterThan(STALLED_ACTOR_MS);
+      expect(crawled.cpuMs).toBeLessThan(HUNG_CPU_MS);
+    } finally {
+      busy.stop();
+    }
   });
 
   it("lets a late actor whose thread still runs report its own end instead of calling it unresponsive", async () => {

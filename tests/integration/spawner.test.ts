@@ -4,12 +4,15 @@
  * stdin, spawn errors. A spawner that dies costs no job: a running job still ends when its process does, and later
  * jobs are spawned anyway.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SupervisedRuntime } from "../../host/runtime.ts";
 import type { JobHandle } from "../../host/runtime-api.ts";
+import { autogroupEnabled, STARTING_SESSION_NICE } from "../../shared/autogroup.ts";
+import { createSpawner } from "../../host/spawner.ts";
+import { findPerl, JOB_NICE_STEPS } from "../../spawner/job-group.ts";
 import { pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
 const linux = process.platform === "linux";
@@ -33,6 +36,24 @@ function parentOf(pid: number): number {
   return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
 }
 
+/** Fields of /proc/<pid>/stat after the command name: [2] is the process group, [3] the session, [16] the nice value. */
+function statOf(pid: number): { pgid: number; sid: number; nice: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { pgid: Number(fields[2]), sid: Number(fields[3]), nice: Number(fields[16]) };
+}
+
+/** Where jobs share the spawner's session: the kernel schedules by session and perl can give each job its group. */
+const sharedSession = autogroupEnabled() && findPerl() !== null;
+
+function commandLineOrEmpty(pid: number): string {
+  try {
+    return commandLineOf(pid);
+  } catch {
+    return "";
+  }
+}
+
 function commandLineOf(pid: number): string {
   return readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0").join(" ");
 }
@@ -53,6 +74,64 @@ describe("the spawner", () => {
     expect(commandLineOf(parent)).toContain(join("spawner", "spawner."));
     expect(job.spec.spawner).toBe(join(rt.logDir, "spawner.sock"));
     expect((await job.stop()).cleanup).toBe("confirmed");
+  });
+
+  it.runIf(sharedSession)("pipe jobs share the spawner's session, each in a process group of its own, below the spawner", async () => {
+    const rt = await spawnerRuntime();
+    const jobs = [0, 1, 2].map(() => rt.start(shellJob("exec sleep 30")));
+    const pids = await Promise.all(jobs.map((job) => waitFor(() => job.pid(), 30_000, "a job's process")));
+    const spawner = parentOf(pids[0]!);
+    // Inside the session, below the spawner, whose forks must not wait behind the jobs.
+    const nice = Math.min(19, statOf(spawner).nice + JOB_NICE_STEPS);
+    for (const [index, pid] of pids.entries()) {
+      expect(statOf(pid)).toEqual({ pgid: pid, sid: spawner, nice });
+      expect(jobs[index]!.pgid()).toBe(pid);
+    }
+    // A stop reaches its own group only.
+    expect((await jobs[0]!.stop()).cleanup).toBe("confirmed");
+    expect(pidAlive(pids[1]!) && pidAlive(pids[2]!)).toBe(true);
+    await Promise.all(jobs.slice(1).map((job) => job.stop()));
+  });
+
+  it.runIf(autogroupEnabled())("the jobs' session yields to Pi's while jobs start, and is back at nice 0 after", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pi-jobs-spawner-"));
+    const spawner = createSpawner(dir);
+    try {
+      // The spawner holds no event loop open; the wait does.
+      const held = setInterval(() => {}, 1000);
+      expect(await spawner.ready()).toBe(true);
+      clearInterval(held);
+      const socket = join(dir, "spawner.sock");
+      const pid = Number(readdirSync("/proc").find((entry) => /^\d+$/.test(entry) && commandLineOrEmpty(Number(entry)).includes(socket)));
+      const niceOfSession = () => Number(/nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, "latin1"))?.[1]);
+      expect(niceOfSession()).toBe(0);
+      spawner.setStarting(true);
+      await waitFor(() => niceOfSession() === STARTING_SESSION_NICE, 10_000, "the session to yield");
+      spawner.setStarting(false);
+      await waitFor(() => niceOfSession() === 0, 10_000, "the session to be back at nice 0");
+    } finally {
+      await spawner.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.runIf(sharedSession)("a job's environment reaches its command exactly, and nothing of it reaches the launcher", async () => {
+    const rt = await spawnerRuntime();
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      // Each of these would change or garble a perl that read them.
+      PERL5OPT: "-Mno::such::module",
+      PERL5LIB: "/no/such/lib",
+      LC_ALL: "xx_XX.bogus",
+      WITH_EQUALS: "a=b=c",
+      UNICODE: "größe ✓",
+      EMPTY: "",
+      MULTI_LINE: "one\ntwo",
+    };
+    const names = Object.keys(env);
+    const job = rt.start(shellJob(`printf '%s\\n' ${names.map((name) => `"\${${name}-unset}"`).join(" ")}`, { env, ...withOutput }));
+    expect(await job.done).toMatchObject({ cause: "exit", exitCode: 0 });
+    expect(await output(job)).toBe(names.map((name) => `${env[name]}\n`).join(""));
   });
 
   it("reports exit codes, signals and both output streams as a process the actor forked", async () => {

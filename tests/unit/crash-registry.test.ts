@@ -9,9 +9,9 @@ import {
   groupsStillLed,
   ownerAlive,
   parseRegistry,
-  startTicksFromStat,
   type Registry,
 } from "../../host/crash-registry.ts";
+import { fieldsOfStat, startTicksOf } from "../../shared/proc-stat.ts";
 
 const registry: Registry = {
   owner: { pid: 4242, startTicks: 123456 },
@@ -61,8 +61,9 @@ describe("stat and notice", () => {
   it("reads field 22 after a command name with spaces and parentheses", () => {
     const rest = Array.from({ length: 30 }, (_, i) => String(i + 3));
     rest[19] = "778899";
-    expect(startTicksFromStat(`77 (a (b) c) ${rest.join(" ")}`)).toBe(778899);
-    expect(startTicksFromStat("garbage")).toBeNull();
+    expect(startTicksOf(fieldsOfStat(`77 (a (b) c) ${rest.join(" ")}`)!)).toBe(778899);
+    expect(fieldsOfStat("garbage")).toBeNull();
+    expect(startTicksOf(["S", "1"])).toBeNull();
   });
 
   it("tells in one line what was stopped", () => {

@@ -63,6 +63,20 @@ describe("job cell", () => {
     expect(reader.state()).toBe("ended");
   });
 
+  it("names the actor's thread once it has started: its Linux thread id, or none known", () => {
+    const buffer = createJobCell();
+    const reader = new JobCellReader(buffer);
+    const writer = new JobCellWriter(buffer);
+    expect(reader.thread()).toEqual({ started: false });
+    writer.publishThread(31337);
+    expect(reader.thread()).toEqual({ started: true, tid: 31337 });
+    writer.publishThread(null);
+    expect(reader.thread()).toEqual({ started: true, tid: null });
+    // The words after it are untouched.
+    writer.addOutput(5, 1, 7);
+    expect(reader.read()).toMatchObject({ bytes: 5, lines: 1, lastOutputEpochMs: 7, heartbeat: 0 });
+  });
+
   it("a cancel before the spawn is claimed wins: the actor then may not spawn", () => {
     const buffer = createJobCell();
     const reader = new JobCellReader(buffer);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { pipeText } from "../../actors/pipe-text.ts";
-import { escapeControls } from "../../host/shell/text-safety.ts";
+import { escapeControls, oneLine } from "../../host/escape.ts";
 
 describe("pipe text", () => {
   it("removes colour codes and OSC strings, also 8-bit and unterminated ones", () => {
@@ -19,6 +19,13 @@ describe("pipe text", () => {
   it("leaves every other control for the visible escaping", () => {
     const text = pipeText("a\u001b[2Kb\u0007c\bd");
     expect(text).toBe("a\u001b[2Kb\u0007c\bd");
-    expect(escapeControls(text)).toBe("a\\e[2Kb\\x07c\\x08d");
+    expect(escapeControls(text)).toBe("a\\x1b[2Kb\\x07c\\x08d");
+  });
+
+  it("escapes Unicode line separators in shell output and metadata, as a monitor report does", () => {
+    // Invisible in a transcript, and a line break to whatever reads the text as lines.
+    expect(escapeControls("one\u2028two\u2029three\n\tfour\r\n")).toBe("one\\u2028two\\u2029three\n\tfour\n");
+    expect(oneLine("echo a\u2028b\nc\u001b[0m\td", 80)).toBe("echo a\\u2028b\\nc\\x1b[0m d");
+    expect(oneLine("x".repeat(20), 10)).toBe(`${"x".repeat(9)}…`);
   });
 });

@@ -71,7 +71,7 @@ describe("process result", () => {
     expect(text).toContain("not a process timeout");
     expect(text).toContain("supervision: state=running stop_reason=none deadline_utc=2030-01-01T00:00:00.000Z quiet_ms=5 log_bytes=15 log_truncated=false cleanup=none");
     expect(text).toContain("log_path: /tmp/x/job_7");
-    expect(text).toContain("hello\\e[31m red\n");
+    expect(text).toContain("hello\\x1b[31m red\n");
     expect(text).not.toContain("\u001b");
   });
   it("states the exit for a completed result", () => {

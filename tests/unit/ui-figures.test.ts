@@ -1,6 +1,6 @@
 /** Live figures the console shows: /proc parsing for the group's CPU and memory, and per-job output rates. */
 import { describe, expect, it } from "vitest";
-import { cpuPercent, createGroupSampler, parseCpuTicks, parseRssBytes } from "../../host/ui/group-resources.ts";
+import { cpuPercent, createGroupSampler, parseCpuTicks, parseRssBytes, UNKNOWN_RESOURCES } from "../../host/ui/group-resources.ts";
 import { RateTracker } from "../../host/ui/rates.ts";
 
 describe("group resources", () => {
@@ -17,26 +17,32 @@ describe("group resources", () => {
     expect(cpuPercent(before, after, 1000)).toBe(75);
   });
 
-  it("samples a group at most every 250 ms", () => {
+  it("samples a group at most every 250 ms, in the background: a call shows the last reading that finished", async () => {
     let reads = 0;
     const sampler = createGroupSampler({
-      members: () => [7],
+      members: async () => [7],
       read: (path) => {
         reads += 1;
         return path.endsWith("stat") ? `7 (sh) S 1 7 7 0 -1 0 0 0 0 0 ${reads * 10} 0 0 0 20 0 1 0 1 1 1` : "VmRSS: 100 kB\n";
       },
     });
-    const first = sampler.sample(7, 0);
+    expect(sampler.sample(7, 0)).toEqual(UNKNOWN_RESOURCES);
+    await sampler.settled();
+    const first = sampler.sample(7, 100);
     expect(first).toEqual({ processes: 1, cpuPercent: null, rssBytes: 102400 });
-    expect(sampler.sample(7, 100)).toBe(first);
-    const second = sampler.sample(7, 1000);
-    expect(second.cpuPercent).toBeCloseTo(20);
+    await sampler.settled();
+    expect(reads).toBe(2);
+    expect(sampler.sample(7, 1000)).toBe(first);
+    await sampler.settled();
+    expect(sampler.sample(7, 1100).cpuPercent).toBeCloseTo(20);
   });
 
-  it("reads a real process group on Linux", () => {
+  it("reads a real process group on Linux", async () => {
     if (process.platform !== "linux") return;
     const sampler = createGroupSampler();
     const own = Number(process.pid);
+    sampler.sample(own);
+    await sampler.settled();
     const result = sampler.sample(own);
     // The test process leads no group of its own under vitest's forks; whatever it is, the figures are sane.
     expect(result.processes === null || result.processes >= 0).toBe(true);

@@ -1,0 +1,301 @@
+/**
+ * Starts under load: whether a batch of jobs that keep the machine busy all get started, and whether Pi's thread stays
+ * smooth while CPU-bound jobs run (docs/decisions.md, "Jobs share one scheduling group").
+ *
+ * - The floor: 64 empty worker threads started at once by a bare Node process, on the idle machine, in the same run:
+ *   what any design that gives each job a thread pays at least.
+ * - A busy batch: 64 jobs that poll (`while :; do sleep 0.1; done`: a fork and an exec ten times a second each; 64 of
+ *   them keep both cores of a 2-core machine busy) started in one batch on a fresh runtime, until every one runs; then
+ *   held for a while, during which the supervisor must stop none of them.
+ * - An idle batch: the same with `sleep 600`.
+ * - 32 CPU-bound jobs (`yes > /dev/null`) running: `echo x` start → result, and Pi's event-loop delay meanwhile;
+ *   beside the same with every process started by plain `child_process.spawn` on Pi's thread, each in a session of
+ *   its own, as an extension without actors does.
+ * - 64 jobs stopped at once, by a shutdown and by the supervisor taking every one over: the longest stretch Pi's
+ *   thread was blocked (bench/takeover-loop.ts).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import type { SupervisedRuntime } from "../host/runtime.ts";
+import type { JobHandle } from "../host/runtime-api.ts";
+import { COPIES, copyLabel, loadCopy, type Copy, type LoadedCopy } from "./copy.ts";
+import { benchTakeoverLoop, TARGET_MAX_BLOCKED_MS, type TakeoverLoopResult } from "./takeover-loop.ts";
+import { closeRuntime, jobRequest, ms, repetitions, round, sleep, summarize, waitFor, type Row, type Summary } from "./shared.ts";
+
+const BATCH = 64;
+const CPU_JOBS = 32;
+const ECHO_STARTS = repetitions(15, 3);
+const BATCH_RUNS = repetitions(3, 1);
+/** How long a started busy batch is held while the supervisor could wrongly stop its jobs. */
+const HOLD_MS = repetitions(10_000, 2_000);
+const POLLING = "while :; do sleep 0.1; done";
+/** A batch that has not started by then is reported as such, not waited for. */
+const BATCH_LIMIT_MS = 180_000;
+
+/** 64 empty worker threads started at once by a bare Node process: milliseconds until every one has answered. */
+const EMPTY_WORKERS = `
+const { Worker } = require("node:worker_threads");
+const began = performance.now();
+const threads = [];
+Promise.all(Array.from({ length: ${BATCH} }, () => new Promise((resolve) => {
+  const worker = new Worker("require('node:worker_threads').parentPort.postMessage(1)", { eval: true });
+  threads.push(worker);
+  worker.once("message", resolve);
+}))).then(async () => {
+  process.stdout.write(String(performance.now() - began));
+  await Promise.all(threads.map((worker) => worker.terminate()));
+});`;
+
+function emptyWorkers(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["-e", EMPTY_WORKERS], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.once("error", reject);
+    child.once("close", () => (Number.isFinite(Number(out)) && out !== "" ? resolve(Number(out)) : reject(new Error(`empty workers: ${out}`))));
+  });
+}
+
+/** A fresh runtime as Pi has it once a session started: warm threads loaded, the spawner listening. */
+async function freshRuntime(pkg: LoadedCopy): Promise<SupervisedRuntime> {
+  const runtime = pkg.runtime();
+  runtime.warmUp();
+  // The spawner does not hold the event loop open (it must not keep Pi alive): this wait does.
+  const held = setInterval(() => {}, 1000);
+  try {
+    if (!(await runtime.spawnerReady())) throw new Error("the spawner did not start");
+  } finally {
+    clearInterval(held);
+  }
+  await sleep(1500);
+  return runtime;
+}
+
+const supervisorStopped = (job: JobHandle) => {
+  const cause = job.result()?.cause;
+  return cause === "actor_unresponsive" || cause === "actor_crashed";
+};
+
+interface BatchRun {
+  /** Until every job of the batch ran; null when some had not within BATCH_LIMIT_MS. */
+  allRunningMs: number | null;
+  runningAtLimit: number;
+  /** Jobs the supervisor ended (unresponsive or crashed actor) while the batch started and was held. */
+  supervisorStops: number;
+}
+
+async function batch(pkg: LoadedCopy, command: string, holdMs: number): Promise<BatchRun> {
+  const runtime = await freshRuntime(pkg);
+  try {
+    const began = performance.now();
+    const jobs = Array.from({ length: BATCH }, () => runtime.start(jobRequest(command, { timeoutMs: 600_000 })));
+    const running = () => jobs.filter((job) => job.phase() === "running").length;
+    let allRunningMs: number | null = null;
+    try {
+      await waitFor(() => running() === BATCH || jobs.some((job) => job.phase() === "ended"), BATCH_LIMIT_MS, "the batch to run");
+      if (running() === BATCH) allRunningMs = performance.now() - began;
+    } catch {
+      // Reported below as how many ran by the limit.
+    }
+    const runningAtLimit = running();
+    await sleep(holdMs);
+    return { allRunningMs, runningAtLimit, supervisorStops: jobs.filter(supervisorStopped).length };
+  } finally {
+    await closeRuntime(runtime);
+  }
+}
+
+interface CpuLoadRun {
+  startToResult: Summary;
+  loopP99Ms: number;
+  loopMaxMs: number;
+}
+
+/** Event-loop delay over `during`, the way the responsiveness benchmark samples it. */
+async function withLoopDelay<T>(during: () => Promise<T>): Promise<{ value: T; p99: number; max: number }> {
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
+  try {
+    const value = await during();
+    return { value, p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 };
+  } finally {
+    delay.disable();
+  }
+}
+
+async function echoStarts(start: () => Promise<number>): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < ECHO_STARTS; i += 1) {
+    samples.push(await start());
+    await sleep(200);
+  }
+  return samples;
+}
+
+async function underCpuLoad(pkg: LoadedCopy): Promise<CpuLoadRun> {
+  const runtime = await freshRuntime(pkg);
+  try {
+    const hogs = Array.from({ length: CPU_JOBS }, () => runtime.start(jobRequest("yes > /dev/null", { timeoutMs: 600_000 })));
+    await waitFor(() => hogs.every((job) => job.phase() === "running"), BATCH_LIMIT_MS, "the CPU-bound jobs to run");
+    await sleep(2000);
+    const measured = await withLoopDelay(() =>
+      echoStarts(async () => {
+        const job = runtime.start(jobRequest("echo x"));
+        const result = await job.done;
+        if (result.cause !== "exit" || result.exitCode !== 0) throw new Error(`echo ended with ${result.cause}: ${result.message ?? ""}`);
+        return performance.now() - job.requestedAt;
+      }),
+    );
+    return { startToResult: summarize(measured.value), loopP99Ms: measured.p99, loopMaxMs: measured.max };
+  } finally {
+    await closeRuntime(runtime);
+  }
+}
+
+function plainRun(command: string): { child: ChildProcess; closed: Promise<void> } {
+  const child = spawn("/bin/sh", ["-c", command], { stdio: ["ignore", "pipe", "pipe"], detached: true });
+  child.stdout!.resume();
+  child.stderr!.resume();
+  return { child, closed: new Promise((resolve) => child.once("close", () => resolve())) };
+}
+
+/** The same conditions with plain `spawn` on this thread: every job a session of its own, its output read here. */
+async function plainUnderCpuLoad(): Promise<CpuLoadRun> {
+  const hogs = Array.from({ length: CPU_JOBS }, () => plainRun("yes > /dev/null"));
+  try {
+    await sleep(2000);
+    const measured = await withLoopDelay(() =>
+      echoStarts(async () => {
+        const began = performance.now();
+        await plainRun("echo x").closed;
+        return performance.now() - began;
+      }),
+    );
+    return { startToResult: summarize(measured.value), loopP99Ms: measured.p99, loopMaxMs: measured.max };
+  } finally {
+    for (const hog of hogs) {
+      try {
+        process.kill(-hog.child.pid!, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+    await Promise.all(hogs.map((hog) => hog.closed));
+  }
+}
+
+export interface BurstCopy {
+  copy: Copy;
+  busy: BatchRun[];
+  idle: BatchRun[];
+  cpuLoad: CpuLoadRun;
+  stops: TakeoverLoopResult;
+}
+
+export interface BurstResult {
+  /** 64 empty worker threads, each run of the floor (ms). */
+  floorRuns: number[];
+  floorMs: number;
+  copies: BurstCopy[];
+  plainCpuLoad: CpuLoadRun;
+}
+
+export async function benchBurst(): Promise<BurstResult> {
+  const floorRuns: number[] = [];
+  for (let i = 0; i < 3; i += 1) floorRuns.push(await emptyWorkers());
+  const copies: BurstCopy[] = [];
+  for (const copy of COPIES) {
+    const pkg = await loadCopy(copy);
+    const busy: BatchRun[] = [];
+    const idle: BatchRun[] = [];
+    for (let i = 0; i < BATCH_RUNS; i += 1) {
+      busy.push(await batch(pkg, POLLING, HOLD_MS));
+      idle.push(await batch(pkg, "sleep 600", 0));
+    }
+    const cpuLoad = await underCpuLoad(pkg);
+    copies.push({ copy, busy, idle, cpuLoad, stops: await benchTakeoverLoop(pkg.createJobRuntime) });
+  }
+  return { floorRuns, floorMs: summarize(floorRuns).median, copies, plainCpuLoad: await plainUnderCpuLoad() };
+}
+
+const BUSY_FACTOR = 2;
+const IDLE_FACTOR = 1.5;
+const ECHO_TARGET_MS = 1000;
+const LOOP_P99_TARGET_MS = 50;
+
+/** The median batch time, or null when any run did not finish starting. */
+function batchMedian(runs: readonly BatchRun[]): number | null {
+  return runs.some((run) => run.allRunningMs === null) ? null : summarize(runs.map((run) => run.allRunningMs!)).median;
+}
+
+function batchCell(runs: readonly BatchRun[], floorMs: number): string {
+  const median = batchMedian(runs);
+  const each = runs.map((run) => (run.allRunningMs === null ? `${run.runningAtLimit}/${BATCH} by ${BATCH_LIMIT_MS / 1000} s` : ms(run.allRunningMs))).join(", ");
+  const stops = runs.reduce((sum, run) => sum + run.supervisorStops, 0);
+  const ratio = median === null ? "" : ` = ${round(median / floorMs)}× the floor`;
+  return `all running in ${median === null ? "—" : ms(median)} median${ratio} (runs ${each}); supervisor stops: ${stops}`;
+}
+
+export function burstRows(result: BurstResult): Row[] {
+  const floor = result.floorMs;
+  const rows: Row[] = [
+    {
+      benchmark: `starts under load: ${BATCH} jobs in one batch`,
+      variant: `floor: ${BATCH} empty worker threads, bare Node, idle machine (${result.floorRuns.length} runs)`,
+      result: `${ms(floor)} median (runs ${result.floorRuns.map(ms).join(", ")})`,
+      target: "baseline",
+      met: null,
+    },
+  ];
+  for (const measured of result.copies) {
+    const busy = batchMedian(measured.busy);
+    const idle = batchMedian(measured.idle);
+    const stops = measured.busy.reduce((sum, run) => sum + run.supervisorStops, 0);
+    rows.push({
+      benchmark: "",
+      variant: `busy (\`${POLLING}\`), fresh runtime, held ${HOLD_MS / 1000} s, ${copyLabel(measured.copy)}`,
+      result: batchCell(measured.busy, floor),
+      target: `≤ ${BUSY_FACTOR}× the floor, no supervisor stop`,
+      met: busy !== null && busy <= BUSY_FACTOR * floor && stops === 0,
+    });
+    rows.push({
+      benchmark: "",
+      variant: `idle (\`sleep 600\`), fresh runtime, ${copyLabel(measured.copy)}`,
+      result: batchCell(measured.idle, floor),
+      target: `≤ ${IDLE_FACTOR}× the floor`,
+      met: idle !== null && idle <= IDLE_FACTOR * floor,
+    });
+  }
+  const load = (run: CpuLoadRun) =>
+    `start → result ${ms(run.startToResult.median)} median (p90 ${ms(run.startToResult.p90)}); Pi's loop p99 ${ms(run.loopP99Ms)}, max ${ms(run.loopMaxMs)}`;
+  result.copies.forEach((measured, index) =>
+    rows.push({
+      benchmark: index === 0 ? `\`echo x\` beside ${CPU_JOBS} CPU-bound jobs (\`yes > /dev/null\`)` : "",
+      variant: `pi-jobs, ${copyLabel(measured.copy)} (${ECHO_STARTS} starts)`,
+      result: load(measured.cpuLoad),
+      target: `≤ ${ECHO_TARGET_MS} ms median, loop p99 ≤ ${LOOP_P99_TARGET_MS} ms`,
+      met: measured.cpuLoad.startToResult.median <= ECHO_TARGET_MS && measured.cpuLoad.loopP99Ms <= LOOP_P99_TARGET_MS,
+    }),
+  );
+  rows.push({
+    benchmark: "",
+    variant: "plain `child_process.spawn` on Pi's thread, every job a session of its own (naive main-thread reader)",
+    result: load(result.plainCpuLoad),
+    target: "baseline",
+    met: null,
+  });
+  result.copies.forEach((measured, index) => {
+    const stops = measured.stops;
+    const worst = Math.max(stops.shutdownMaxBlockedMs, stops.takeoverMaxBlockedMs);
+    rows.push({
+      benchmark: index === 0 ? `Pi's loop while ${stops.jobs} jobs stop at once (each with a descendant out of its group)` : "",
+      variant: copyLabel(measured.copy),
+      result:
+        `longest blocked stretch: shutdown ${ms(stops.shutdownMaxBlockedMs)} (${ms(stops.shutdownMaxBlockedCpuMs)} of it Pi's CPU), ` +
+        `takeover of every job ${ms(stops.takeoverMaxBlockedMs)} (${ms(stops.takeoverMaxBlockedCpuMs)} CPU)`,
+      target: `≤ ${TARGET_MAX_BLOCKED_MS} ms`,
+      met: worst <= TARGET_MAX_BLOCKED_MS,
+    });
+  });
+  return rows;
+}
