@@ -57,8 +57,6 @@ export interface SpawnRequest {
   tag: string;
   /** The session spawner's socket (spawner/spawner.ts): a pipe job's process is started there when it answers. */
   spawner?: string | undefined;
-  /** Started by the spawner in its own session, which the jobs share, rather than in one of its own. */
-  sharedSession?: boolean | undefined;
 }
 
 /**
@@ -115,7 +113,6 @@ export async function spawnProcess(request: SpawnRequest): Promise<ProcessIo> {
       cwd: request.cwd,
       env: jobEnv(request),
       stdin: request.io.stdin,
-      sharedSession: request.sharedSession === true,
       tag: request.tag,
     });
     if (outcome.kind === "spawned") return outcome.io;

@@ -27,8 +27,6 @@ export interface SpawnerJob {
   cwd: string;
   env: Record<string, string>;
   stdin: boolean;
-  /** In the spawner's session, which the jobs share (spawner/job-group.ts), or in one of its own. */
-  sharedSession: boolean;
   /** The job's tag: what to look for if the spawner ends in the middle of the spawn. */
   tag: string;
 }
@@ -80,7 +78,6 @@ export async function spawnThroughSpawner(path: string, job: SpawnerJob): Promis
     cwd: job.cwd,
     env: job.env,
     stdin: job.stdin,
-    sharedSession: job.sharedSession,
   };
   const connections = await openAll(path, request);
   if (connections === null) return { kind: "unreachable" };

@@ -62,13 +62,6 @@ export interface SupervisedRuntime extends JobRuntime {
   readonly logDir: string;
 }
 
-/**
- * From how many live jobs on a pipe job starts in the spawner's session, the jobs' shared scheduling group, rather than
- * a session of its own. A few sessions weigh little against Pi's; many weigh it down, and a start through the shared
- * session costs an exec more (docs/decisions.md, "Jobs share one scheduling group").
- */
-export const SHARED_SESSION_FROM = 4;
-
 export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntime {
   const capacity = options.capacity ?? DEFAULT_CAPACITY;
   const checkMessages = options.checkMessages ?? defaultCheckMessages();
@@ -150,7 +143,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       // Read per job, so a test (or a future toggle) that changes the variable applies to the next job.
       redact: redactionEnabled(process.env),
       ...(request.watch ? { watch: request.watch } : {}),
-      ...(spawnerPath ? { spawner: spawnerPath, sharedSession: live.size >= SHARED_SESSION_FROM } : {}),
+      ...(spawnerPath ? { spawner: spawnerPath } : {}),
     };
     // The actor threads do not check messages (host/pool.ts): the spec is checked here, where a bad one is refused.
     const invalid = checkMessages ? protocolCheckers().jobSpec(spec) : null;

@@ -112,11 +112,6 @@ export const JobSpec = Type.Object(
      * fork copies a small process instead of Pi; absent, or when it does not answer, the actor spawns it itself.
      */
     spawner: Type.Optional(Type.String({ minLength: 1 })),
-    /**
-     * Start it in the spawner's session, the jobs' shared scheduling group, rather than a session of its own: the
-     * runtime asks for it once several jobs run (host/runtime.ts).
-     */
-    sharedSession: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

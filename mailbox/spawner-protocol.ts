@@ -33,8 +33,6 @@ export interface SpawnRequest {
   env: Record<string, string>;
   /** Whether the child's stdin is a stream connection (otherwise it reads /dev/null). */
   stdin: boolean;
-  /** In the spawner's session, which the jobs share (spawner/job-group.ts), or in a session of its own. */
-  sharedSession: boolean;
 }
 
 export type Hello = StreamHello | SpawnRequest;
@@ -96,11 +94,10 @@ export function parseHello(text: string): Hello | null {
   if (typeof hello.spawn !== "string" || hello.spawn.length === 0) return null;
   if (hello.role === "stdin" || hello.role === "stdout" || hello.role === "stderr") return { spawn: hello.spawn, role: hello.role };
   if (hello.role !== "control") return null;
-  const { shell, command, cwd, env, stdin, sharedSession } = hello;
+  const { shell, command, cwd, env, stdin } = hello;
   if (typeof shell !== "string" || typeof command !== "string" || typeof cwd !== "string" || typeof stdin !== "boolean") return null;
-  if (typeof sharedSession !== "boolean") return null;
   if (typeof env !== "object" || env === null || Object.values(env).some((item) => typeof item !== "string")) return null;
-  return { spawn: hello.spawn, role: "control", shell, command, cwd, env: env as Record<string, string>, stdin, sharedSession };
+  return { spawn: hello.spawn, role: "control", shell, command, cwd, env: env as Record<string, string>, stdin };
 }
 
 /** Reads a reply line; null when it is not one. */

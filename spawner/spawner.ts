@@ -113,7 +113,7 @@ function start(request: SpawnRequest, control: Socket, streams: Record<"stdout" 
         // The child's stdio are the actor's own connections: its bytes go straight to the actor.
         stdio: [streams.stdin ?? "ignore", streams.stdout, streams.stderr],
       },
-      request.sharedSession ? perl : null,
+      perl,
     );
   } catch (error) {
     return fail((error as Error).message);
@@ -135,7 +135,7 @@ function start(request: SpawnRequest, control: Socket, streams: Record<"stdout" 
   });
 }
 
-/** Jobs asked to share this process's session (one scheduling group) do where that matters and perl can keep their groups apart. */
+/** Jobs share this process's session (one scheduling group) where that matters and perl can keep their groups apart. */
 const perl = autogroupEnabled() ? findPerl() : null;
 
 const socketPath = process.argv[2];

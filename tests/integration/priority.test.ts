@@ -1,9 +1,9 @@
 /**
- * Actor threads run ten nice steps below the host, so that output floods read there leave Pi's thread the CPU; pipe
- * jobs' processes are forked by the spawner and, while few jobs run (each then a session of its own), run at the host's
- * priority; a PTY job's process is forked by its actor and runs where the actor runs
- * (docs/decisions.md, "Actor threads run below the host; jobs' processes do not").
- * Where many jobs run, tests/integration/spawner.test.ts holds where their processes run.
+ * Actor threads run ten nice steps below the host, so that output floods read there leave Pi's thread the CPU
+ * (docs/decisions.md, "Actor threads run below the host; jobs' processes do not"). Pipe jobs' processes are forked by
+ * the spawner, which runs at the host's priority; where they share its session they run ten steps below it, so that
+ * they never starve its forks (docs/decisions.md, "Jobs share one scheduling group"), and elsewhere at its priority.
+ * A PTY job's process is forked by its actor and runs where the actor runs.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { getPriority } from "node:os";
@@ -13,6 +13,8 @@ import type { StartRequest } from "../../host/runtime-api.ts";
 import { NEVER_MATCHES } from "../fixtures/jobs.ts";
 import { runtimeFor, shellJob, waitFor } from "./helpers.ts";
 import { ACTOR_NICE_STEPS } from "../../actors/thread-priority.ts";
+import { autogroupEnabled } from "../../shared/autogroup.ts";
+import { findPerl, JOB_NICE_STEPS } from "../../spawner/job-group.ts";
 
 let runtime: SupervisedRuntime | null = null;
 afterEach(async () => {
@@ -37,6 +39,8 @@ function niceOf(pid: number): number {
 const hostNice = getPriority(0);
 /** Where a thread or process below the host runs (nice is capped at 19). */
 const actorNice = linux ? Math.min(19, hostNice + ACTOR_NICE_STEPS) : hostNice;
+/** Where a pipe job's process runs: below the spawner where it shares the spawner's session, else at its priority. */
+const pipeJobNice = autogroupEnabled() && findPerl() !== null ? Math.min(19, hostNice + JOB_NICE_STEPS) : hostNice;
 
 async function niceOfJob(request: StartRequest): Promise<number> {
   const job = runtime!.start(request);
@@ -60,17 +64,17 @@ function threadNices(): number[] {
 }
 
 describe("priorities", () => {
-  it("a pipe job's process runs at the host's priority, as a shell job or a monitor: the spawner forks it", async () => {
+  it("a pipe job's process runs where the spawner puts it, as a shell job or a monitor, never where its actor runs", async () => {
     await warmedRuntime();
-    expect(await niceOfJob(shellJob("exec sleep 30"))).toBe(hostNice);
-    expect(await niceOfJob(shellJob("exec sleep 30", { kind: "monitor", contract: NEVER_MATCHES }))).toBe(hostNice);
+    expect(await niceOfJob(shellJob("exec sleep 30"))).toBe(pipeJobNice);
+    expect(await niceOfJob(shellJob("exec sleep 30", { kind: "monitor", contract: NEVER_MATCHES }))).toBe(pipeJobNice);
   });
 
-  it("a thread the pool reuses starts every pipe job at the host's priority, job after job", async () => {
+  it("a thread the pool reuses starts every pipe job through the spawner, job after job", async () => {
     // One warm thread and jobs one after another: they run on the same thread, which runs below the host.
     await warmedRuntime({ warm: 1 });
     for (let round = 0; round < 4; round += 1) {
-      expect(await niceOfJob(shellJob("exec sleep 30"))).toBe(hostNice);
+      expect(await niceOfJob(shellJob("exec sleep 30"))).toBe(pipeJobNice);
     }
   });
 

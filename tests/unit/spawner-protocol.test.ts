@@ -17,7 +17,7 @@ describe("spawner protocol", () => {
 
   it("reads stream and control hellos, and nothing else", () => {
     expect(parseHello(JSON.stringify({ spawn: "a1", role: "stdout" }))).toEqual({ spawn: "a1", role: "stdout" });
-    const request = { spawn: "a1", role: "control", shell: "/bin/sh", command: "true", cwd: "/", env: { A: "1" }, stdin: false, sharedSession: true };
+    const request = { spawn: "a1", role: "control", shell: "/bin/sh", command: "true", cwd: "/", env: { A: "1" }, stdin: false };
     expect(parseHello(JSON.stringify(request))).toEqual(request);
     for (const bad of [
       "not json",
@@ -25,7 +25,6 @@ describe("spawner protocol", () => {
       JSON.stringify({ spawn: "a1", role: "stdio" }),
       JSON.stringify({ ...request, env: { A: 1 } }),
       JSON.stringify({ ...request, stdin: "yes" }),
-      JSON.stringify({ ...request, sharedSession: "yes" }),
     ]) {
       expect(parseHello(bad), bad).toBeNull();
     }
