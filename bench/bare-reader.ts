@@ -9,7 +9,7 @@
  */
 import { spawn } from "node:child_process";
 import { parentPort, workerData } from "node:worker_threads";
-import { lowerThisThread } from "../actors/thread-priority.ts";
+import { lowerThisThread } from "../actors/thread/priority.ts";
 
 const { command } = workerData as { command: string };
 

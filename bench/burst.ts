@@ -16,8 +16,8 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import type { SupervisedRuntime } from "../host/runtime.ts";
-import type { JobHandle } from "../host/runtime-api.ts";
+import type { SupervisedRuntime } from "../host/runtime/runtime.ts";
+import type { JobHandle } from "../host/runtime/api.ts";
 import { COPIES, copyLabel, loadCopy, type Copy, type LoadedCopy } from "./copy.ts";
 import { benchTakeoverLoop, TARGET_MAX_BLOCKED_MS, type TakeoverLoopResult } from "./takeover-loop.ts";
 import { closeRuntime, jobRequest, ms, repetitions, round, sleep, summarize, waitFor, type Row, type Summary } from "./shared.ts";

@@ -12,7 +12,7 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createJiti } from "jiti";
 import type { workerUrl } from "../shared/entry-url.ts";
-import type { createJobRuntime, RuntimeOptions, SupervisedRuntime } from "../host/runtime.ts";
+import type { createJobRuntime, RuntimeOptions, SupervisedRuntime } from "../host/runtime/runtime.ts";
 import type { ShellService } from "../host/shell/service.ts";
 import type { createShellState } from "../host/shell/state.ts";
 import { installedRuntime } from "../tests/fixtures/jobs.ts";
@@ -31,14 +31,14 @@ interface HostCode {
 
 /** The file of a copy each piece of host code comes from. */
 const HOST_FILES: Record<keyof HostCode, string> = {
-  createJobRuntime: "host/runtime.ts",
+  createJobRuntime: "host/runtime/runtime.ts",
   ShellService: "host/shell/service.ts",
   createShellState: "host/shell/state.ts",
   workerUrl: "shared/entry-url.ts",
 };
 
 /** Where each copy's actor threads must load their entry from, relative to the copy. */
-const ACTOR_ENTRY: Record<Copy, string> = { checkout: "actors/actor-thread.ts", installed: "dist/actors/actor-thread.js" };
+const ACTOR_ENTRY: Record<Copy, string> = { checkout: "actors/thread/actor-thread.ts", installed: "dist/actors/thread/actor-thread.js" };
 
 export interface LoadedCopy extends HostCode {
   copy: Copy;
@@ -76,7 +76,7 @@ async function hostCode(root: string): Promise<HostCode> {
 async function load(copy: Copy): Promise<LoadedCopy> {
   const root = copy === "checkout" ? CHECKOUT_ROOT : await installedPackage();
   const code = await hostCode(root);
-  const entry = relative(root, fileURLToPath(code.workerUrl("actor-thread")));
+  const entry = relative(root, fileURLToPath(code.workerUrl("thread/actor-thread")));
   if (entry !== ACTOR_ENTRY[copy]) throw new Error(`the ${copy} copy's actor threads would load ${entry}, not ${ACTOR_ENTRY[copy]}`);
   return { ...code, copy, runtime: (options = {}) => installedRuntime(options, code.createJobRuntime) };
 }

@@ -12,7 +12,7 @@
  */
 import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
-import type { SupervisedRuntime } from "../host/runtime.ts";
+import type { SupervisedRuntime } from "../host/runtime/runtime.ts";
 import { installedRuntime, closeRuntime, jobRequest, monitorRequest, ms, round, sleep, summarize, type Row, type Summary } from "./shared.ts";
 
 const LINES = 2_000_000;

@@ -12,8 +12,8 @@
  *
  * The plain spawns run in a fresh Node process of their own (bench/plain-spawns.ts), as a small process spawns.
  */
-import type { JobHandle } from "../host/runtime-api.ts";
-import type { SupervisedRuntime } from "../host/runtime.ts";
+import type { JobHandle } from "../host/runtime/api.ts";
+import type { SupervisedRuntime } from "../host/runtime/runtime.ts";
 import { cpuWall, type CpuWall } from "./cpu-wall.ts";
 import { plainSpawnsInChild, type PlainSpawns } from "./plain-spawns.ts";
 import { COPIES, copyLabel, loadCopy, type Copy, type LoadedCopy } from "./copy.ts";

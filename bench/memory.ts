@@ -17,7 +17,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { JobKind } from "../host/runtime-api.ts";
+import type { JobKind } from "../host/runtime/api.ts";
 import { copyArgument, copyLabel, loadCopy, type Copy } from "./copy.ts";
 import { installedPackage, removeInstalledPackage } from "./installed.ts";
 import { closeRuntime, jobRequest, mb, monitorRequest, repetitions, sleep, waitFor, type Row } from "./shared.ts";

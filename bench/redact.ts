@@ -5,7 +5,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { threadCpuUsage } from "node:process";
-import { createRedactor } from "../actors/redact.ts";
+import { createRedactor } from "../actors/redact/redactor.ts";
 
 const MIB = 1024 * 1024;
 const env = {

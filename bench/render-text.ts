@@ -8,11 +8,11 @@
  */
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { pipeText } from "../actors/pipe-text.ts";
-import { TerminalText } from "../actors/terminal-text.ts";
+import { pipeText } from "../actors/output/pipe-text.ts";
+import { TerminalText } from "../actors/output/terminal-text.ts";
 import { OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "../host/shell/limits.ts";
-import { UnreadOutput } from "../actors/unread-output.ts";
-import { escapeControls } from "../host/escape.ts";
+import { UnreadOutput } from "../actors/output/unread.ts";
+import { escapeControls } from "../host/safety/escape.ts";
 
 const MIB = 1024 * 1024;
 const RUNS = 7;

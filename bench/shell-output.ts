@@ -4,10 +4,10 @@
  * (the raw head+tail with controls escaped, as every read was until output was rendered) and after (rendered: the
  * terminal emulator for a PTY, pipe text for pipes). Both go through the same final escaping the tool result uses.
  */
-import { createOutputText } from "../actors/output-text.ts";
-import { UnreadOutput } from "../actors/unread-output.ts";
+import { createOutputText } from "../actors/output/read-text.ts";
+import { UnreadOutput } from "../actors/output/unread.ts";
 import { OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "../host/shell/limits.ts";
-import { escapeControls } from "../host/escape.ts";
+import { escapeControls } from "../host/safety/escape.ts";
 
 export interface ShellWorkload {
   name: string;

@@ -6,8 +6,8 @@
  */
 import { spawn } from "node:child_process";
 import type { MessagePort } from "node:worker_threads";
-import type { JobHandle } from "../host/runtime-api.ts";
-import type { SupervisedRuntime } from "../host/runtime.ts";
+import type { JobHandle } from "../host/runtime/api.ts";
+import type { SupervisedRuntime } from "../host/runtime/runtime.ts";
 import { COPIES, copyLabel, loadCopy, type Copy, type LoadedCopy } from "./copy.ts";
 import { closeRuntime, jobRequest, ms, repetitions, sampled, sleep, summarize, type Row, type Summary } from "./shared.ts";
 

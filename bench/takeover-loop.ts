@@ -9,7 +9,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { stopLoop } from "../tests/fixtures/stop-loop.ts";
-import type { createJobRuntime } from "../host/runtime.ts";
+import type { createJobRuntime } from "../host/runtime/runtime.ts";
 
 const JOBS = 64;
 export const TARGET_MAX_BLOCKED_MS = 20;

@@ -6,14 +6,14 @@
  * /reload; the UI after the tools whose services it reads).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { createJobRates } from "./job-rates.ts";
-import { installLifecycle } from "./lifecycle.ts";
+import { createJobRates } from "./runtime/job-rates.ts";
+import { installLifecycle } from "./session/lifecycle.ts";
 import { installMetrics } from "./metrics/install.ts";
 import { installMonitors } from "./monitor/install.ts";
 import { createSampler } from "./sampler.ts";
 import { installShellJobs } from "./shell/install.ts";
-import { installUi } from "./ui/install.ts";
-import { jobsOverview } from "./ui/snapshot.ts";
+import { installUi } from "./console/install.ts";
+import { jobsOverview } from "./console/views.ts";
 
 export function installHost(pi: ExtensionAPI): void {
   const lifecycle = installLifecycle(pi);

@@ -4,7 +4,7 @@
  * A job crosses four channels:
  *   1. the task: `ActorTask` handed to the pool when the job starts (the spec, two transferred ports, the job's
  *      shared cell and the session's log budget);
- *   2. the job's shared cell (`mailbox/job-cell.ts`): figures and lifecycle facts (state, pid, pgid, cancel) that the
+ *   2. the job's shared cell (`mailbox/cell.ts`): figures and lifecycle facts (state, pid, pgid, cancel) that the
  *      actor writes with Atomics and the host reads when it likes — no message per output chunk;
  *   3. the data port: `ActorToHost` messages up (spawned, read replies, notices, the one exit) and `HostToActor`
  *      read requests down. Output bytes stay in the actor; they cross only as the bounded answer to a read;
@@ -145,7 +145,7 @@ export const TakenOutput = Type.Object(
     bytes: Type.Integer({ minimum: 0 }),
     /** Bytes dropped between head and tail. */
     omittedBytes: Type.Integer({ minimum: 0 }),
-    /** Secrets the actor replaced in `text` (actors/output-redaction.ts). */
+    /** Secrets the actor replaced in `text` (actors/redact/output.ts). */
     redactions: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   { additionalProperties: false },
@@ -362,7 +362,7 @@ export interface ActorTask {
   spec: JobSpec;
   data: MessagePort;
   control: MessagePort;
-  /** The job's shared cell (mailbox/job-cell.ts): written by the actor, read by the host. */
+  /** The job's shared cell (mailbox/cell.ts): written by the actor, read by the host. */
   cell: SharedArrayBuffer;
   /** Session-wide log budget shared by every actor: one BigInt64 of bytes still allowed. */
   logBudget: SharedArrayBuffer;

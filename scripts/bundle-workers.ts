@@ -1,5 +1,5 @@
 /**
- * Bundles the job actor's thread into one file, dist/actors/actor-thread.js, replacing the per-module output of tsc
+ * Bundles the job actor's thread into one file, dist/actors/thread/actor-thread.js, replacing the per-module output of tsc
  * there. Every thread loads its entry when it starts, and resolving, reading and compiling ~20 modules was a good part
  * of what a thread costs beyond Node's own worker start (docs/decisions.md, "A lean worker entry").
  *
@@ -29,8 +29,8 @@ const onDemandStaysSeparate: Plugin = {
 export async function bundleWorkers(): Promise<void> {
   await build({
     absWorkingDir: root,
-    entryPoints: ["actors/actor-thread.ts"],
-    outfile: "dist/actors/actor-thread.js",
+    entryPoints: ["actors/thread/actor-thread.ts"],
+    outfile: "dist/actors/thread/actor-thread.js",
     bundle: true,
     platform: "node",
     format: "esm",

@@ -61,7 +61,7 @@ export async function taggedProcesses(tag: string, window?: PidWindow): Promise<
   return (await scanTag(tag, window))?.tagged ?? null;
 }
 
-/** The same, without yielding, for an actor's watch that needs the answer now (actors/job-watch.ts). */
+/** The same, without yielding, for an actor's watch that needs the answer now (actors/watch/watches.ts). */
 export function taggedProcessesNow(tag: string, window?: PidWindow): number[] | null {
   const found = tagScan(tag, window);
   return found === null ? null : (scanNow(found)?.tagged ?? null);
@@ -213,7 +213,7 @@ export async function processesOfRuntimes(runtimeIds: readonly string[]): Promis
   return runtimeIds.length === 0 ? [] : scan(runtimesScan(runtimeIds));
 }
 
-/** The same, at once: for the exit handler (host/exit-net.ts), which cannot wait. */
+/** The same, at once: for the exit handler (host/safety/exit-net.ts), which cannot wait. */
 export function processesOfRuntimesNow(runtimeIds: readonly string[]): TaggedProcess[] | null {
   if (!IS_LINUX) return null;
   return runtimeIds.length === 0 ? [] : scanNow(runtimesScan(runtimeIds));

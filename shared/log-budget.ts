@@ -1,5 +1,5 @@
 /**
- * What the host sets up once per session for every job's log (actors/log-writer.ts writes them): the private log
+ * What the host sets up once per session for every job's log (actors/output/log-writer.ts writes them): the private log
  * directory, and the byte budget all jobs of the session share — one BigInt64 in a SharedArrayBuffer, which each
  * actor spends from with compare-and-swap. Used on Pi's thread (the runtime makes both) and in the actors.
  */

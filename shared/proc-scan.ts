@@ -8,7 +8,7 @@
  *
  * A scan is a visitor: the walk hands it each pid, with reads that happen at most once per pid and pass however many
  * scans look at it. The synchronous driver (`scanNow`) is for what must have its answer at once: Pi's process `exit`
- * handler, which cannot wait (host/exit-net.ts), an actor's watch on its own thread (actors/job-watch.ts), and a test's
+ * handler, which cannot wait (host/safety/exit-net.ts), an actor's watch on its own thread (actors/watch/watches.ts), and a test's
  * check or a thread held on purpose (a test fixture).
  */
 import { readdirSync } from "node:fs";

@@ -4,7 +4,7 @@
  * into a count with a /monitor hint. Pure: the spinner frame comes from the clock, so rows keep Pi's native cadence
  * (the same frames, 80 ms apart) whenever Pi redraws, without a timer of their own.
  */
-import type { JobKind } from "../host/ui/snapshot-types.ts";
+import type { JobKind } from "./views.ts";
 import { elapsed } from "./format.ts";
 import { safe } from "./sanitize.ts";
 import { fit } from "./text.ts";

@@ -9,7 +9,7 @@
  * its room (expansion itself still works).
  */
 import type { MonitorTerminalResult } from "../host/monitor/schemas.ts";
-import type { Tone } from "../host/ui/snapshot-types.ts";
+import type { Tone } from "./views.ts";
 import { renderFields, type Highlighter } from "./fields.ts";
 import { elapsed } from "./format.ts";
 import { monitorHeadFields, monitorPayloadFields, monitorTone, startFields, type StartView } from "./monitor-fields.ts";

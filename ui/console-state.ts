@@ -2,7 +2,7 @@
  * The /monitor console's state as a pure reducer: selection by job key (so it survives a job finishing and moving
  * in the list), detail scrolling, output shown only after Enter, previews ↔ complete values, and the help page.
  */
-import type { JobsSnapshot } from "../host/ui/snapshot-types.ts";
+import type { JobsSnapshot } from "./views.ts";
 
 export interface ConsoleState {
   selectedKey: string | null;

@@ -5,7 +5,7 @@
  * the possibly long command last; with complete values on, payload values follow the configuration so End reaches
  * their tail. Output stays hidden until Enter.
  */
-import type { DetailField, JobsSnapshot, JobView, LiveFigures } from "../host/ui/snapshot-types.ts";
+import type { DetailField, JobsSnapshot, JobView, LiveFigures } from "./views.ts";
 import { TONE_STYLE } from "./bands.ts";
 import type { ConsoleState } from "./console-state.ts";
 import { renderFields, type Highlighter } from "./fields.ts";

@@ -3,7 +3,7 @@
  * comes from the snapshot source the host gives it, and stopping goes through the host's API. The host refreshes it
  * on its 250 ms timer while jobs run; a key press refreshes it at once.
  */
-import type { JobsSnapshot } from "../host/ui/snapshot-types.ts";
+import type { JobsSnapshot } from "./views.ts";
 import { initialState, reconcile, reduce, type ConsoleState } from "./console-state.ts";
 import { renderConsole } from "./console-view.ts";
 import type { Highlighter } from "./fields.ts";

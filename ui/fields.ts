@@ -4,7 +4,7 @@
  * length unless complete values are asked for. A command is sanitized before it reaches the highlighter, so its text
  * can never become terminal control data.
  */
-import type { DetailField } from "../host/ui/snapshot-types.ts";
+import type { DetailField } from "./views.ts";
 import { previewValue } from "./preview.ts";
 import { sanitizeBlock, sanitizeInline } from "./sanitize.ts";
 import { fit, wrap } from "./text.ts";

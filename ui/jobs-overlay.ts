@@ -4,7 +4,7 @@
  * They own only view state.
  */
 import type { Component } from "@earendil-works/pi-tui";
-import type { JobsSnapshot, JobView } from "../host/ui/snapshot-types.ts";
+import type { JobsSnapshot, JobView } from "./views.ts";
 import type { KeyMatcher } from "./keys.ts";
 import { startingOf } from "./start-stage.ts";
 import type { UiTheme } from "./theme.ts";

@@ -3,7 +3,7 @@
  * thing the same way. Order follows what a reader needs first: the verdict and what qualifies it (exit code, reason,
  * integrity warnings), then identity and payload, then the possibly long command and configuration.
  */
-import type { DetailField, Tone } from "../host/ui/snapshot-types.ts";
+import type { DetailField, Tone } from "./views.ts";
 import type { MonitorTerminalResult, NormalizedStart } from "../host/monitor/schemas.ts";
 import { duration } from "./format.ts";
 

@@ -2,7 +2,7 @@
  * /shell-jobs-sessions: pick a shell job, see its state and the tail of its output, stop it. Like the console, it
  * holds only view state; the jobs and the stop come from the host.
  */
-import type { JobsSnapshot, JobView } from "../host/ui/snapshot-types.ts";
+import type { JobsSnapshot, JobView } from "./views.ts";
 import { TONE_STYLE } from "./bands.ts";
 import { renderFields } from "./fields.ts";
 import { elapsed } from "./format.ts";

@@ -11,7 +11,7 @@
  * Collapsed, a row is its heading and at most five output lines; expanded, it adds the supervision fields as
  * `Label: value` rows, the log path and the whole output of the read (already bounded by the tool).
  */
-import type { Tone } from "../host/ui/snapshot-types.ts";
+import type { Tone } from "./views.ts";
 import type { WakeDetails } from "../host/shell/notices.ts";
 import type { KillResult, ListResult, ProcessResult, SessionEntryView, SetOnExitResult } from "../host/shell/result.ts";
 import type { ProcessStatus, Supervision } from "../host/shell/supervision.ts";
@@ -20,7 +20,7 @@ import { renderFields } from "./fields.ts";
 import { bytes, duration, elapsed } from "./format.ts";
 import { safe, sanitizeBlock } from "./sanitize.ts";
 import { codePoints, fit, headPoints } from "./text.ts";
-import type { DetailField } from "../host/ui/snapshot-types.ts";
+import type { DetailField } from "./views.ts";
 
 export const SHELL_TAG = "shell";
 /** Output lines a collapsed row shows. */

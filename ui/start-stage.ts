@@ -1,10 +1,10 @@
 /**
- * How a starting job's stage (StartStage, host/runtime-api.ts) is said, once for every place that says it: the shell
+ * How a starting job's stage (StartStage, host/runtime/api.ts) is said, once for every place that says it: the shell
  * tools' answers to the model, the /monitor console, the sessions picker and the `/jobs` overview. A burst of starts
  * then reads the same everywhere: `starting: waiting for a thread` per job, and one line that counts them. Pure.
  */
-import type { StartStage } from "../host/runtime-api.ts";
-import type { JobView } from "../host/ui/snapshot-types.ts";
+import type { StartStage } from "../host/runtime/api.ts";
+import type { JobView } from "./views.ts";
 
 export const START_STAGE_WORDS: Readonly<Record<StartStage, string>> = {
   waiting_for_thread: "waiting for a thread",

@@ -6,8 +6,8 @@
  */
 import type { ExtensionContext, ReadonlyFooterDataProvider, Theme } from "@earendil-works/pi-coding-agent";
 import type { TUI, TuiMouseEvent, TuiMouseEventResult } from "@earendil-works/pi-tui";
-import { isKnownIdle, sanitizeStatus } from "../../ui/metrics/format.ts";
-import { renderFooter, type FooterStyle } from "../../ui/metrics/footer.ts";
+import { isKnownIdle, sanitizeStatus } from "./format.ts";
+import { renderFooter, type FooterStyle } from "./footer.ts";
 import type { FooterModel, StatusItem } from "./snapshot.ts";
 
 /** Our own status key; drawn as a warning by the footer, so it is not repeated as a status. */

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { metricsDetails, metricsSummary } from "../../ui/metrics/report.ts";
+import { metricsDetails, metricsSummary } from "./report.ts";
 import type { Sampler } from "../sampler.ts";
 import { AgentStore, agentViews, identityKey, type AgentEntryData, type AgentVia, type AgentView } from "./agent-store.ts";
 import { AGENT_EVENT, ENTRY_AGENT, ENTRY_DELEGATION } from "./constants.ts";

@@ -3,7 +3,7 @@
  * recorder. Reads only: nothing is written, and receipts and agent records stay separate from native usage.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { MetricsReport } from "../../ui/metrics/report.ts";
+import type { MetricsReport } from "./report.ts";
 import { agentViews, summarizeAgents, type AgentStore } from "./agent-store.ts";
 import { ENTRY_DELEGATION } from "./constants.ts";
 import type { DelegationRecord } from "./delegation.ts";

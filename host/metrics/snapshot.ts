@@ -1,5 +1,5 @@
 /**
- * The read-only snapshots the UI draws. The host builds them; `ui/metrics/` renders them and never
+ * The read-only snapshots the UI draws. The host builds them; `host/metrics/footer.ts` and `host/metrics/report.ts` render them and never
  * holds measurement state of its own.
  */
 import type { EffQualifier } from "./live-view.ts";

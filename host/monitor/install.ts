@@ -1,6 +1,6 @@
 /**
  * Monitors in Pi: the `monitor_start` and `monitor_stop` tools, the prompt guidance and the delivery of terminal
- * results. The `/monitor` console is the UI's (host/ui), which reads the service this returns.
+ * results. The `/monitor` console is the console's (host/console/), which reads the service this returns.
  *
  * Delivery follows the session. In TUI and RPC sessions a tool batch made only of valid `monitor_start` calls
  * returns acknowledgements with `terminate: true` (the turn ends; no polling), and each terminal result later wakes
@@ -11,8 +11,8 @@
  */
 import type { JsonValue } from "@earendil-works/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { Lifecycle } from "../lifecycle.ts";
-import type { Parkable } from "../handover.ts";
+import type { Lifecycle } from "../session/lifecycle.ts";
+import type { Parkable } from "../session/handover.ts";
 import { buildAcknowledgement, runningResult, structuredResult } from "./report.ts";
 import { buildGuidance } from "./guidance.ts";
 import {

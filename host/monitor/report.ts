@@ -28,7 +28,7 @@
  */
 import type { DiagnosticLine, MonitorOutcome } from "../../mailbox/monitor.ts";
 import { elapsed } from "../../ui/format.ts";
-import { escapeJson, escapeText } from "../escape.ts";
+import { escapeJson, escapeText } from "../safety/escape.ts";
 import { compactPayloadLines } from "./rle.ts";
 import type { MonitorStartOutput, MonitorTerminalResult } from "./schemas.ts";
 

@@ -6,7 +6,7 @@
  * JSON.parse and String.repeat alone, and the result is exactly the payload text the default report would carry.
  * Only repetition is exploited: high-entropy payloads gain nothing, and then the default text is kept.
  */
-import { escapeJson } from "../escape.ts";
+import { escapeJson } from "../safety/escape.ts";
 
 export type RlePart = string | [text: string, count: number];
 

@@ -10,7 +10,7 @@
 import { NO_HIT } from "../../mailbox/constants.ts";
 import type { ActorResult } from "../../mailbox/protocol.ts";
 import type { MonitorOutcome } from "../../mailbox/monitor.ts";
-import type { JobEnded, JobHandle, JobRuntime, StopRequester } from "../runtime-api.ts";
+import type { JobEnded, JobHandle, JobRuntime, StopRequester } from "../runtime/api.ts";
 import { buildReport, structuredResult, type TerminalFacts } from "./report.ts";
 import type { MonitorTerminalResult, NormalizedStart } from "./schemas.ts";
 

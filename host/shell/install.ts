@@ -5,9 +5,9 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
-import type { Parkable } from "../handover.ts";
-import type { Lifecycle } from "../lifecycle.ts";
-import type { JobRuntime } from "../runtime-api.ts";
+import type { Parkable } from "../session/handover.ts";
+import type { Lifecycle } from "../session/lifecycle.ts";
+import type { JobRuntime } from "../runtime/api.ts";
 import { SHELL_JOBS_GUIDANCE } from "./guidance.ts";
 import { WAKE_MESSAGE_TYPE } from "./notices.ts";
 import { ExecCommandParams, KillSessionParams, ListSessionsParams, SetOnExitParams, WriteStdinParams } from "./params.ts";

@@ -4,7 +4,7 @@
  * it never stops the job.
  */
 import { MAX_TIMER_MS } from "../../mailbox/timings.ts";
-import type { JobHandle } from "../runtime-api.ts";
+import type { JobHandle } from "../runtime/api.ts";
 
 /** How a wait ended: `reached` carries what `until` resolved with (a wait without `until` never ends so). */
 export type WaitEnd<T = never> = { kind: "exit" | "deadline" | "cancelled" | "steered" } | ([T] extends [never] ? never : { kind: "reached"; value: T });

@@ -3,7 +3,7 @@
  * only ids, exit status and log paths, bounded in count and in command length.
  */
 import { COMMAND_PREVIEW_CHARS, NOTICE_MAX_SESSIONS } from "./limits.ts";
-import { oneLine } from "../escape.ts";
+import { oneLine } from "../safety/escape.ts";
 import type { CompletionInfo, StuckAlert } from "./wake-ledger.ts";
 
 export const WAKE_MESSAGE_TYPE = "shell-jobs-wake";

@@ -3,7 +3,7 @@
  * and how its wait ended. Pure.
  */
 import type { ReadyReport, TakenOutput } from "../../mailbox/protocol.ts";
-import type { JobEnded, JobState } from "../runtime-api.ts";
+import type { JobEnded, JobState } from "../runtime/api.ts";
 import type { WaitEnd } from "./job-wait.ts";
 import type { ProcessResult, ReadyResult, WaitStatus } from "./result.ts";
 import { elapsedOf, supervisionOf, type SessionReading, type SessionSettings } from "./session.ts";

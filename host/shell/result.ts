@@ -5,10 +5,10 @@
 import { Type } from "typebox";
 import type { Cleanup, Failure, ProcessStatus, StopReason, Supervision, SupervisionState } from "./supervision.ts";
 import type { WaitMode } from "./waits.ts";
-import { escapeControls, oneLine } from "../escape.ts";
+import { escapeControls, oneLine } from "../safety/escape.ts";
 import { COMMAND_PREVIEW_CHARS } from "./limits.ts";
 import type { OutputRendering } from "../../mailbox/constants.ts";
-import type { StartStage } from "../runtime-api.ts";
+import type { StartStage } from "../runtime/api.ts";
 import { START_STAGE_WORDS, START_STAGES, startingStatus, startingSummary, type StartingCounts } from "../../ui/start-stage.ts";
 
 export type WaitStatus = "snapshot" | "completed" | "deadline" | "cancelled" | "steered" | "ready";

@@ -6,7 +6,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ReadyReport, TakenOutput } from "../../mailbox/protocol.ts";
-import type { JobRuntime } from "../runtime-api.ts";
+import type { JobRuntime } from "../runtime/api.ts";
 import { readEmptyPollCap, steerInterruptEnabled } from "./config.ts";
 import { waitFor, type Steering, type WaitEnd } from "./job-wait.ts";
 import { KILL_GRACE_MS, LOG_MAX_BYTES, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "./limits.ts";

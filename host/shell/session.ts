@@ -5,7 +5,7 @@
  * job's state: every answer reads the job once (readSession) and derives what it says from that reading.
  */
 import { join } from "node:path";
-import type { JobEnded, JobFigures, JobHandle, JobState, StartStage } from "../runtime-api.ts";
+import type { JobEnded, JobFigures, JobHandle, JobState, StartStage } from "../runtime/api.ts";
 import type { ProcessResult } from "./result.ts";
 import { deriveSupervision, describeEnding, type Supervision } from "./supervision.ts";
 import type { OnExit } from "./validate.ts";

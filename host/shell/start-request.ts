@@ -1,7 +1,7 @@
 /**
  * The job an exec_command starts: its validated request as the runtime's start request. Pure.
  */
-import type { StartRequest } from "../runtime-api.ts";
+import type { StartRequest } from "../runtime/api.ts";
 import { DEFAULT_PTY_SIZE, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "./limits.ts";
 import type { ExecRequest } from "./validate.ts";
 

@@ -1,7 +1,7 @@
 /**
  * Everything shell jobs must keep across /reload, in one object: the sessions (with their handles and unread
  * output), the wake ledger and the codemode scripts in flight. It is parked and adopted through the host's handover
- * registry (host/handover.ts), whose version covers its shape.
+ * registry (host/session/handover.ts), whose version covers its shape.
  */
 import { SessionRegistry } from "./registry.ts";
 import type { ShellSession } from "./session.ts";

@@ -4,7 +4,7 @@
  * phase, who asked for a stop, its terminal result) and a few observed numbers.
  */
 import type { ActorResult } from "../../mailbox/protocol.ts";
-import type { JobState, StopRequester } from "../runtime-api.ts";
+import type { JobState, StopRequester } from "../runtime/api.ts";
 
 export type SupervisionState = "starting" | "running" | "stopping" | "exited" | "failed" | "timed_out" | "stopped" | "log_quota" | "log_failed";
 export type StopReason = "timed_out" | "stopped" | "session_shutdown" | "log_quota" | "log_failed" | "spawn_failed" | "actor_crashed" | "actor_unresponsive";

@@ -90,7 +90,7 @@ describe.runIf(linux)("nothing outlives Pi", () => {
   it("closing the terminal (tmux kill-session) leaves no job running", async () => {
     const mark = newMark();
     tui = await startTui({
-      extensions: ["index.ts", "host/demo/extension.ts"],
+      extensions: ["index.ts", "demo/extension.ts"],
       args: ["--model", "pi-jobs-demo/scripted-tour", "--metrics-no-footer"],
       env: { [MARK]: mark },
     });

@@ -236,7 +236,7 @@ describe("pi install npm: of the packed tarball", () => {
     // Workers run on plain Node, outside Pi's module aliasing: a peer-only package (typebox) is simply absent here.
     // Only the development-time schema checks use it, and they are loaded only when checks are on.
     const devOnly = new Set(["dist/mailbox/check.js", "dist/mailbox/protocol.js", "dist/mailbox/monitor.js"]);
-    const graph = productionGraph(installed.pkgDir, ["dist/actors/actor-thread.js", "dist/actors/job-actor.js", "dist/actors/regex-sandbox.js"]);
+    const graph = productionGraph(installed.pkgDir, ["dist/actors/thread/actor-thread.js", "dist/actors/job/actor.js", "dist/actors/monitor/regex-sandbox.js"]);
     for (const file of devOnly) expect(graph.has(file), `${file} is reachable from a worker entry`).toBe(false);
     const problems = (await unresolvedImports(installed.pkgDir)).filter((problem) => !devOnly.has(problem.file));
     expect(problems).toEqual([]);

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startTui, type TuiSession } from "./harness/tmux.ts";
 import { pollUntil } from "./harness/wait.ts";
 
-const EXTENSIONS = ["index.ts", "host/demo/extension.ts"];
+const EXTENSIONS = ["index.ts", "demo/extension.ts"];
 // Pi's own footer (it names the model, which says the TUI is ready); the metrics footer has its own tmux tests.
 const DEMO = ["--model", "pi-jobs-demo/scripted-tour", "--metrics-no-footer"];
 

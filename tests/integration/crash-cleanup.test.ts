@@ -12,9 +12,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { processesOfRuntimes, TAG_VARIABLE } from "../../shared/job-tag.ts";
-import { cleanUpAfterCrashes, readStartTicks } from "../../host/crash-cleanup.ts";
-import { formatRegistry, parseRegistry, REGISTRY_FILE, type Registry } from "../../host/crash-registry.ts";
-import type { SupervisedRuntime } from "../../host/runtime.ts";
+import { cleanUpAfterCrashes, readStartTicks } from "../../host/safety/crash-cleanup.ts";
+import { formatRegistry, parseRegistry, REGISTRY_FILE, type Registry } from "../../host/safety/crash-registry.ts";
+import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { killLeftovers, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
 const linux = process.platform === "linux";

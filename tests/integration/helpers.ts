@@ -4,8 +4,8 @@
  */
 import { readFileSync } from "node:fs";
 import { groupMembersNow } from "../../shared/process-group.ts";
-import { createJobRuntime, type RuntimeOptions, type SupervisedRuntime } from "../../host/runtime.ts";
-import type { StartRequest } from "../../host/runtime-api.ts";
+import { createJobRuntime, type RuntimeOptions, type SupervisedRuntime } from "../../host/runtime/runtime.ts";
+import type { StartRequest } from "../../host/runtime/api.ts";
 import { jobRequest, MONITOR_LOG_BYTES } from "../fixtures/jobs.ts";
 
 export function runtimeFor(options: RuntimeOptions = {}): SupervisedRuntime {

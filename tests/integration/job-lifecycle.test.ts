@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { tmpdir } from "node:os";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { burstThenShutdown, processesWith } from "../fixtures/burst.ts";
-import type { SupervisedRuntime } from "../../host/runtime.ts";
+import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { ShellService } from "../../host/shell/service.ts";
 import { createShellState } from "../../host/shell/state.ts";
 import { groupGone, runtimeFor, shellJob, waitFor } from "./helpers.ts";

@@ -12,7 +12,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterEach, describe, expect, it } from "vitest";
 import { TAG_VARIABLE, scanTag, taggedProcesses, taggedProcessesNow } from "../../shared/job-tag.ts";
 import { groupMembers, stopGroup } from "../../shared/process-group.ts";
-import type { SupervisedRuntime } from "../../host/runtime.ts";
+import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { groupGone, killLeftovers, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
 const linux = process.platform === "linux";

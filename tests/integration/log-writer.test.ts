@@ -4,7 +4,7 @@ import { basename, dirname, join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogBudget, createSessionLogDir } from "../../shared/log-budget.ts";
-import { openLogWriter, type LogWriter } from "../../actors/log-writer.ts";
+import { openLogWriter, type LogWriter } from "../../actors/output/log-writer.ts";
 
 const dirs: string[] = [];
 const writers: LogWriter[] = [];
@@ -268,7 +268,7 @@ describe("the session budget across worker threads", () => {
     const total = 300_007;
     const budget = createLogBudget(total);
     const gate = new SharedArrayBuffer(4);
-    const module = new URL("../../actors/log-writer.ts", import.meta.url).href;
+    const module = new URL("../../actors/output/log-writer.ts", import.meta.url).href;
     const workers = [0x61, 0x62].map(
       (fill, index) =>
         new Worker(workerSource, {

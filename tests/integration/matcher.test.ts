@@ -9,7 +9,7 @@ import {
   type InlineMatcher,
   type Matcher,
   type SandboxMatcher,
-} from "../../actors/matcher.ts";
+} from "../../actors/monitor/matcher.ts";
 import { validatePattern } from "../../shared/linear-regex.ts";
 
 const open: Matcher[] = [];

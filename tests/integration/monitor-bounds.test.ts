@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createJobRuntime, type SupervisedRuntime } from "../../host/runtime.ts";
+import { createJobRuntime, type SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { validateMonitorStart } from "../../host/monitor/schemas.ts";
 import type { MonitorService } from "../../host/monitor/service.ts";
 import { monitorsOn, type Monitors } from "./monitors.ts";

@@ -6,9 +6,9 @@ import {
   type EngineOptions,
   type MonitorEngine,
   type ProcessEnd,
-} from "../../actors/monitor-engine.ts";
-import { createDiagnosticTail } from "../../actors/diagnostic-tail.ts";
-import { quietLines } from "../../actors/quiet-lines.ts";
+} from "../../actors/monitor/engine.ts";
+import { createDiagnosticTail } from "../../actors/monitor/diagnostic-tail.ts";
+import { quietLines } from "../../actors/monitor/quiet-lines.ts";
 import type { LineSource, MonitorContract, MonitorOutcome } from "../../mailbox/monitor.ts";
 
 const engines: MonitorEngine[] = [];

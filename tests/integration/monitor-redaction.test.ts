@@ -7,10 +7,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMonitorEngine } from "../../actors/monitor-engine.ts";
-import { createRedactor, marker } from "../../actors/redact.ts";
+import { createMonitorEngine } from "../../actors/monitor/engine.ts";
+import { createRedactor, marker } from "../../actors/redact/redactor.ts";
 import type { Delivery, FinalReport, MonitorRecord } from "../../host/monitor/service.ts";
-import { createJobRuntime, type SupervisedRuntime } from "../../host/runtime.ts";
+import { createJobRuntime, type SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { monitorsOn, type Monitors } from "./monitors.ts";
 
 const SECRET = "tok_9Qe7Lw2Xc5Vb8Nm4Kj6H";

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createJobRuntime, type SupervisedRuntime } from "../../host/runtime.ts";
+import { createJobRuntime, type SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { validateMonitorStart } from "../../host/monitor/schemas.ts";
 import type { Delivery, FinalReport, MonitorRecord, MonitorService } from "../../host/monitor/service.ts";
 import { groupGone, pidAlive, waitFor } from "./helpers.ts";

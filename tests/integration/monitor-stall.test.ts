@@ -5,7 +5,7 @@
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateMonitorStart } from "../../host/monitor/schemas.ts";
-import { createJobRuntime, type SupervisedRuntime } from "../../host/runtime.ts";
+import { createJobRuntime, type SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { groupGone } from "./helpers.ts";
 import { monitorsOn, type Monitors } from "./monitors.ts";
 

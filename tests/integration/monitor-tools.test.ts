@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionToolContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installLifecycle, type Lifecycle } from "../../host/lifecycle.ts";
+import { installLifecycle, type Lifecycle } from "../../host/session/lifecycle.ts";
 import { installMonitors } from "../../host/monitor/install.ts";
 import { groupGone } from "./helpers.ts";
 

@@ -1,7 +1,7 @@
 /** Monitors on a real runtime for the integration tests, started and settled the way the monitor tools do it. */
 import { validateMonitorStart } from "../../host/monitor/schemas.ts";
 import { createMonitorService, type Delivery, type FinalReport, type MonitorRecord, type MonitorService } from "../../host/monitor/service.ts";
-import type { SupervisedRuntime } from "../../host/runtime.ts";
+import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 
 /** The monitor service on a runtime, driven the way the monitor tools drive it. */
 export interface Monitors {

@@ -9,10 +9,10 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { MessageChannel, type MessagePort } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
-import { createJobCell, JobCellReader } from "../../mailbox/job-cell.ts";
+import { createJobCell, JobCellReader } from "../../mailbox/cell.ts";
 import type { ActorTask, JobSpec } from "../../mailbox/protocol.ts";
-import { createActorPool, type ActorPool } from "../../host/pool.ts";
-import type { SupervisedRuntime } from "../../host/runtime.ts";
+import { createActorPool, type ActorPool } from "../../host/runtime/pool.ts";
+import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
 let runtime: SupervisedRuntime | null = null;

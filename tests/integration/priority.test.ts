@@ -8,11 +8,11 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { getPriority } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
-import type { SupervisedRuntime } from "../../host/runtime.ts";
-import type { StartRequest } from "../../host/runtime-api.ts";
+import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
+import type { StartRequest } from "../../host/runtime/api.ts";
 import { NEVER_MATCHES } from "../fixtures/jobs.ts";
 import { runtimeFor, shellJob, waitFor } from "./helpers.ts";
-import { ACTOR_NICE_STEPS } from "../../actors/thread-priority.ts";
+import { ACTOR_NICE_STEPS } from "../../actors/thread/priority.ts";
 import { autogroupEnabled } from "../../shared/autogroup.ts";
 import { findPerl, JOB_NICE_STEPS } from "../../spawner/job-group.ts";
 
@@ -105,7 +105,7 @@ describe("priorities", () => {
   it("loading the actor's thread entry on the main thread leaves that thread's priority alone", async () => {
     // A module graph that reaches the entry from Pi's own thread (a test fixture once did) must not lower it: every
     // thread it starts afterwards would begin lowered too.
-    await import("../../actors/lowered-thread.ts");
+    await import("../../actors/thread/lowered-thread.ts");
     expect(getPriority(0)).toBe(hostNice);
     if (linux) expect(niceFromStat(`/proc/${process.pid}/task/${process.pid}/stat`)).toBe(hostNice);
   });

@@ -8,8 +8,8 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterEach, describe, expect, it } from "vitest";
-import type { SupervisedRuntime } from "../../host/runtime.ts";
-import { HUNG_CPU_MS, STALLED_ACTOR_MS } from "../../host/heartbeat.ts";
+import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
+import { HUNG_CPU_MS, STALLED_ACTOR_MS } from "../../host/runtime/heartbeat.ts";
 import { FAULTY_ACTOR_ENTRY, withFault, type CrawlRecord } from "../fixtures/faults.ts";
 import { groupGone, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
@@ -294,7 +294,7 @@ describe("job runtime", () => {
 
   it("takes over when an actor is blocked past its deadline in a call that never returns", async () => {
     runtime = runtimeFor({ actorEntry: FAULTY_ACTOR_ENTRY });
-    // Asleep, not waiting for a CPU: hung however little CPU it had (host/heartbeat.ts), 15 s after its last beat.
+    // Asleep, not waiting for a CPU: hung however little CPU it had (host/runtime/heartbeat.ts), 15 s after its last beat.
     const job = runtime.start(shellJob("sleep 60", { ...withFault("deadlock"), timeoutMs: 10_000, killGraceMs: 200 }));
     const result = await job.done;
     expect(result.cause).toBe("actor_unresponsive");

@@ -5,7 +5,7 @@
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SupervisedRuntime } from "../../host/runtime.ts";
+import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import type { WakeDetails } from "../../host/shell/notices.ts";
 import type { CallContext, ShellService } from "../../host/shell/service.ts";
 import { freePort } from "../fixtures/free-port.ts";
@@ -77,7 +77,7 @@ describe("exec_command ready", () => {
     expect(r.running).toBe(true);
     const answer = await fetch(`http://127.0.0.1:${port}/`);
     // An unread body can leave undici's parser paused, and the server closing the socket then throws an uncatchable
-    // assertion in this process: the body is cancelled, as actors/ready-watch.ts does.
+    // assertion in this process: the body is cancelled, as actors/watch/ready.ts does.
     await answer.body?.cancel();
     expect(answer.status).toBe(200);
     expect((await sessionView(r.session_id!))?.listening).toEqual([port]);

@@ -6,8 +6,8 @@
  */
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { marker } from "../../actors/redact.ts";
-import type { SupervisedRuntime } from "../../host/runtime.ts";
+import { marker } from "../../actors/redact/redactor.ts";
+import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { runtimeFor, shellJob } from "./helpers.ts";
 
 const SECRET = "s3cr3t-Vb8Nm4Kj6H-x";

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SupervisedRuntime } from "../../host/runtime.ts";
+import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { ShellService, type CallContext } from "../../host/shell/service.ts";
 import { createShellState } from "../../host/shell/state.ts";
 import { pidAlive, runtimeFor, waitFor } from "./helpers.ts";

@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SupervisedRuntime } from "../../host/runtime.ts";
+import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import type { CallContext, ShellService } from "../../host/shell/service.ts";
 import { createShellState } from "../../host/shell/state.ts";
 import type { WakeScheduler } from "../../host/shell/wake-delivery.ts";

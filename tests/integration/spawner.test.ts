@@ -8,10 +8,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { SupervisedRuntime } from "../../host/runtime.ts";
-import type { JobHandle } from "../../host/runtime-api.ts";
+import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
+import type { JobHandle } from "../../host/runtime/api.ts";
 import { autogroupEnabled, STARTING_SESSION_NICE } from "../../shared/autogroup.ts";
-import { createSpawner } from "../../host/spawner.ts";
+import { createSpawner } from "../../host/runtime/spawner.ts";
 import { findPerl, JOB_NICE_STEPS } from "../../spawner/job-group.ts";
 import { pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 

@@ -9,8 +9,8 @@
  */
 import { availableParallelism, tmpdir } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
-import type { SupervisedRuntime } from "../../host/runtime.ts";
-import type { StartStage } from "../../host/runtime-api.ts";
+import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
+import type { StartStage } from "../../host/runtime/api.ts";
 import { listText } from "../../host/shell/result.ts";
 import { ShellService } from "../../host/shell/service.ts";
 import { createShellState } from "../../host/shell/state.ts";
@@ -31,7 +31,7 @@ const ORDER: readonly Where[] = ["waiting_for_thread", "booting", "forking", "ru
 
 describe("a burst's start stages", () => {
   it("a burst beyond the threads that may boot at once waits for threads, boots them, and every job ends up running", async () => {
-    // The pool lets as many threads boot at once as there are cores (host/pool.ts); no thread is warm beforehand.
+    // The pool lets as many threads boot at once as there are cores (host/runtime/pool.ts); no thread is warm beforehand.
     const cores = availableParallelism();
     const burst = cores + 4;
     runtime = installedRuntime({ warm: 0, capacity: burst, actorEntry: SLOW_BOOT_ENTRY });

@@ -1,5 +1,5 @@
 /** A shell service on a real runtime with its wake scheduler, wired as the shell tools wire them (host/shell/install.ts). */
-import type { SupervisedRuntime } from "../../host/runtime.ts";
+import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { ShellService } from "../../host/shell/service.ts";
 import { createShellState } from "../../host/shell/state.ts";
 import { WakeScheduler, type WakeSender } from "../../host/shell/wake-delivery.ts";

@@ -10,7 +10,7 @@ import {
   type ContractState,
   type MatchKind,
   type ProcessEnd,
-} from "../../actors/contract.ts";
+} from "../../actors/monitor/contract.ts";
 import type { Completion, LineSource } from "../../mailbox/monitor.ts";
 
 const exited = (exitCode: number | null, signal: string | null = null): ProcessEnd => ({ cause: "exit", exitCode, signal });

@@ -10,7 +10,7 @@ import {
   ownerAlive,
   parseRegistry,
   type Registry,
-} from "../../host/crash-registry.ts";
+} from "../../host/safety/crash-registry.ts";
 import { fieldsOfStat, startTicksOf } from "../../shared/proc-stat.ts";
 
 const registry: Registry = {

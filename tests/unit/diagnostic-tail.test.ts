@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createDiagnosticTail, DIAGNOSTIC_TAIL_DEFAULTS } from "../../actors/diagnostic-tail.ts";
+import { createDiagnosticTail, DIAGNOSTIC_TAIL_DEFAULTS } from "../../actors/monitor/diagnostic-tail.ts";
 
 const utf8Bytes = (text: string): number => new TextEncoder().encode(text).length;
 type Source = "stdout" | "stderr";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createFifo, type Fifo } from "../../actors/fifo.ts";
+import { createFifo, type Fifo } from "../../actors/output/fifo.ts";
 
 const contents = <T>(fifo: Fifo<T>): T[] => Array.from({ length: fifo.length }, (_, i) => fifo.at(i) as T);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countNewlines, createFramer, type FramedRecord } from "../../actors/framing.ts";
+import { countNewlines, createFramer, type FramedRecord } from "../../actors/output/framing.ts";
 
 type Source = "stdout" | "stderr";
 

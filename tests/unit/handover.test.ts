@@ -3,7 +3,7 @@
  * another version is cleaned up instead; state nobody adopts in time abandons itself.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { adopt, HANDOVER_VERSION, park } from "../../host/handover.ts";
+import { adopt, HANDOVER_VERSION, park } from "../../host/session/handover.ts";
 
 afterEach(() => {
   vi.useRealTimers();

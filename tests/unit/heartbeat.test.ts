@@ -1,5 +1,5 @@
 /**
- * The supervisor's verdict on a heartbeat that stands still (host/heartbeat.ts), on injected clocks and thread
+ * The supervisor's verdict on a heartbeat that stands still (host/runtime/heartbeat.ts), on injected clocks and thread
  * readings: hung only when the thread had the CPU to beat and did not, or slept in a call; starved otherwise.
  */
 import { describe, expect, it } from "vitest";
@@ -12,7 +12,7 @@ import {
   STALLED_ACTOR_MS,
   type ThreadReading,
   type ThreadSample,
-} from "../../host/heartbeat.ts";
+} from "../../host/runtime/heartbeat.ts";
 
 const noFigures = async (): Promise<ThreadReading | null> => null;
 const sample = (at: number, cpuMs: number, queuedMs: number, runnable: boolean): ThreadSample => ({ at, thread: { cpuMs, queuedMs, runnable } });

@@ -97,7 +97,7 @@ describe("import rules", () => {
   });
 
   it("reads static, re-exported and dynamic imports", () => {
-    const imports = importsOf("actors/job-actor.ts");
+    const imports = importsOf("actors/job/actor.ts");
     expect(imports.some((entry) => entry.target === "mailbox/check.ts" && !entry.typeOnly)).toBe(true);
     expect(importsOf("bench/shared.ts").some((entry) => entry.target === "tests/fixtures/jobs.ts")).toBe(true);
   });

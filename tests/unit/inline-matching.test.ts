@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { ContractEvent } from "../../actors/contract.ts";
-import { createInlineMatching, literalsToSkipBy } from "../../actors/inline-matching.ts";
-import type { MatchingHost } from "../../actors/line-matching.ts";
-import { createMatcher, type InlineMatcher } from "../../actors/matcher.ts";
+import type { ContractEvent } from "../../actors/monitor/contract.ts";
+import { createInlineMatching, literalsToSkipBy } from "../../actors/monitor/inline-matching.ts";
+import type { MatchingHost } from "../../actors/monitor/line-matching.ts";
+import { createMatcher, type InlineMatcher } from "../../actors/monitor/matcher.ts";
 
 /** A host that records what the matching asks of it. */
 function recordingHost(wantSuccess = true) {

@@ -4,7 +4,7 @@
  */
 import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
-import { createJobCell, JOB_CELL_BYTES, JobCellReader, JobCellWriter } from "../../mailbox/job-cell.ts";
+import { createJobCell, JOB_CELL_BYTES, JobCellReader, JobCellWriter } from "../../mailbox/cell.ts";
 
 describe("job cell", () => {
   it("reads back every field the writer stores", () => {
@@ -100,7 +100,7 @@ describe("job cell", () => {
   it("agrees across threads, and the host can await a state change without blocking", async () => {
     const buffer = createJobCell();
     const reader = new JobCellReader(buffer);
-    const url = new URL("../../mailbox/job-cell.ts", import.meta.url).href;
+    const url = new URL("../../mailbox/cell.ts", import.meta.url).href;
     const worker = new Worker(
       `import(${JSON.stringify(url)}).then(({ JobCellWriter }) => {
         const { workerData } = require("node:worker_threads");

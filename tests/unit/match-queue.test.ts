@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createMatchQueue, QUEUE_LIMITS, type QueuedLine, type QueueLimits } from "../../actors/match-queue.ts";
+import { createMatchQueue, QUEUE_LIMITS, type QueuedLine, type QueueLimits } from "../../actors/monitor/match-queue.ts";
 import type { LineSource } from "../../mailbox/monitor.ts";
 
 const line = (text: string, source: LineSource = "stdout"): QueuedLine => ({ kind: "line", source, text, bytes: text.length });

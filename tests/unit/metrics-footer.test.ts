@@ -1,8 +1,8 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { describe, expect, it } from "vitest";
 import type { FooterModel } from "../../host/metrics/snapshot.ts";
-import { isKnownIdle, sanitizeStatus } from "../../ui/metrics/format.ts";
-import { renderFooter } from "../../ui/metrics/footer.ts";
+import { isKnownIdle, sanitizeStatus } from "../../host/metrics/format.ts";
+import { renderFooter } from "../../host/metrics/footer.ts";
 
 const model = (over: Partial<FooterModel> = {}): FooterModel => ({
   cwd: "~/project",

@@ -3,7 +3,7 @@ import type { History } from "../../host/metrics/history.ts";
 import type { LiveView } from "../../host/metrics/live-view.ts";
 import { summarizeReceipts } from "../../host/metrics/receipts.ts";
 import type { FooterModel } from "../../host/metrics/snapshot.ts";
-import { metricsDetails, metricsSummary, receiptLines, type MetricsReport } from "../../ui/metrics/report.ts";
+import { metricsDetails, metricsSummary, receiptLines, type MetricsReport } from "../../host/metrics/report.ts";
 
 const live: LiveView = {
   activityState: "settled",

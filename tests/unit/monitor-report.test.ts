@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Value } from "typebox/value";
 import type { DiagnosticLine, MonitorOutcome } from "../../mailbox/monitor.ts";
-import { escapeJson, escapeText } from "../../host/escape.ts";
+import { escapeJson, escapeText } from "../../host/safety/escape.ts";
 import {
   buildAcknowledgement,
   buildReport,

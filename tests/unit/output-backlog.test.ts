@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createOutputBacklog, type BacklogPiece } from "../../actors/output-backlog.ts";
+import { createOutputBacklog, type BacklogPiece } from "../../actors/monitor/output-backlog.ts";
 
 const text = (piece: BacklogPiece | undefined): string =>
   piece === undefined ? "(empty)" : `${piece.source}:${piece.bytes === null ? "EOF" : Buffer.from(piece.bytes).toString()}`;

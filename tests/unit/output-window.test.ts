@@ -1,13 +1,13 @@
 /**
- * The retained output window (actors/output-window.ts) keeps its bytes in one reused buffer (actors/byte-ring.ts):
+ * The retained output window (actors/output/window.ts) keeps its bytes in one reused buffer (actors/output/byte-ring.ts):
  * checked against the window as first written, which kept every chunk itself, on random output — lines of every
  * length, both sources, chunks cut anywhere, more than the window holds — and the ring on its own against a plain
  * array of bytes.
  */
 import { describe, expect, it } from "vitest";
-import { ByteRing } from "../../actors/byte-ring.ts";
-import { countNewlines, createFramer } from "../../actors/framing.ts";
-import { createOutputWindow, newestThatFit } from "../../actors/output-window.ts";
+import { ByteRing } from "../../actors/output/byte-ring.ts";
+import { countNewlines, createFramer } from "../../actors/output/framing.ts";
+import { createOutputWindow, newestThatFit } from "../../actors/output/window.ts";
 import type { RetainedLine, RetainedWindow } from "../../mailbox/protocol.ts";
 import type { SourceName } from "../../mailbox/constants.ts";
 

@@ -1,12 +1,12 @@
 /**
- * A pipe job's streams as its actor sees them (actors/pipe-io.ts). A spawner's connection can close before the job is
+ * A pipe job's streams as its actor sees them (actors/process/pipe-io.ts). A spawner's connection can close before the job is
  * wired up: a command that exits at once and writes nothing on stderr closes that connection while nobody reads it.
  * The job must still see both streams closed, not wait for a second of quiet.
  */
 import { once } from "node:events";
 import { createServer, connect, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
-import { pipeIo } from "../../actors/pipe-io.ts";
+import { pipeIo } from "../../actors/process/pipe-io.ts";
 
 /** A connected pair of real sockets over a loopback server. */
 async function socketPair(): Promise<{ ours: Socket; theirs: Socket; close: () => void }> {

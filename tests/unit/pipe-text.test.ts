@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { pipeText } from "../../actors/pipe-text.ts";
-import { escapeControls, oneLine } from "../../host/escape.ts";
+import { pipeText } from "../../actors/output/pipe-text.ts";
+import { escapeControls, oneLine } from "../../host/safety/escape.ts";
 
 describe("pipe text", () => {
   it("removes colour codes and OSC strings, also 8-bit and unterminated ones", () => {

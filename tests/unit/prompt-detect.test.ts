@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { detectPrompt, visibleTail } from "../../actors/prompt-detect.ts";
+import { detectPrompt, visibleTail } from "../../actors/watch/prompt-detect.ts";
 
 describe("detectPrompt", () => {
   it.each([

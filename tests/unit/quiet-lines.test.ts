@@ -4,10 +4,10 @@
  * skipping, on real floods) is in tests/integration/monitor-engine.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { createDiagnosticTail } from "../../actors/diagnostic-tail.ts";
-import type { FramedRecord } from "../../actors/framing.ts";
-import { ENGINE_LIMITS } from "../../actors/monitor-engine.ts";
-import { literalBytes, quietLines, tailStart } from "../../actors/quiet-lines.ts";
+import { createDiagnosticTail } from "../../actors/monitor/diagnostic-tail.ts";
+import type { FramedRecord } from "../../actors/output/framing.ts";
+import { ENGINE_LIMITS } from "../../actors/monitor/engine.ts";
+import { literalBytes, quietLines, tailStart } from "../../actors/monitor/quiet-lines.ts";
 import type { LineSource } from "../../mailbox/monitor.ts";
 
 const bytesOf = (text: string): Buffer => Buffer.from(text, "utf8");

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { boundHit } from "../../actors/contract.ts";
+import { boundHit } from "../../actors/monitor/contract.ts";
 import type { DiagnosticLine } from "../../mailbox/monitor.ts";
-import { redactMatch, redactTail } from "../../actors/monitor-redaction.ts";
-import { createRedactor, isSecretName, marker, MIN_SECRET_LENGTH } from "../../actors/redact.ts";
-import { redactionEnabled } from "../../host/runtime.ts";
+import { redactMatch, redactTail } from "../../actors/redact/monitor.ts";
+import { createRedactor, isSecretName, marker, MIN_SECRET_LENGTH } from "../../actors/redact/redactor.ts";
+import { redactionEnabled } from "../../host/runtime/runtime.ts";
 
 const none = createRedactor({});
 

@@ -174,14 +174,14 @@ describe("references in code and documents", () => {
 
   it("report each kind of dangling reference, with where it stands", () => {
     const tree: Tree = {
-      files: ["actors/job-actor.ts", "host/job.ts", "docs/architecture.md", "docs/decisions.md"],
+      files: ["actors/job/actor.ts", "host/runtime/job.ts", "docs/architecture.md", "docs/decisions.md"],
       text: new Map([
         ["docs/architecture.md", "# Architecture\n1. **One.**\n## Invariants\n"],
         ["docs/decisions.md", "# Decisions\n## Real heading\nsee \"Real heading\", see \"Gone heading\"\n"],
         [
-          "actors/job-actor.ts",
+          "actors/job/actor.ts",
           [
-            "// actors/job-actor.ts, decisions.md and `job-actor.ts` resolve; node:fs/x.ts and @scope/pkg/y.ts are not ours",
+            "// actors/job/actor.ts, decisions.md and `actors/job/actor.ts` resolve; node:fs/x.ts and @scope/pkg/y.ts are not ours",
             "// host/missing.ts, notes.md and old-module.ts do not",
             '// (decisions.md, "Real heading") resolves, (architecture.md, "Shape") does not',
             "// architecture invariant 1 holds; invariant 8 does not",
@@ -190,11 +190,11 @@ describe("references in code and documents", () => {
       ]),
     };
     expect(danglingFiles(tree)).toEqual([
-      "actors/job-actor.ts:2 host/missing.ts",
-      "actors/job-actor.ts:2 notes.md",
-      "actors/job-actor.ts:2 old-module.ts",
+      "actors/job/actor.ts:2 host/missing.ts",
+      "actors/job/actor.ts:2 notes.md",
+      "actors/job/actor.ts:2 old-module.ts",
     ]);
-    expect(danglingSections(tree)).toEqual(['docs/decisions.md:3 docs/decisions.md "Gone heading"', 'actors/job-actor.ts:3 docs/architecture.md "Shape"']);
-    expect(danglingInvariants(tree)).toEqual(["actors/job-actor.ts:4 invariant 8"]);
+    expect(danglingSections(tree)).toEqual(['docs/decisions.md:3 docs/decisions.md "Gone heading"', 'actors/job/actor.ts:3 docs/architecture.md "Shape"']);
+    expect(danglingInvariants(tree)).toEqual(["actors/job/actor.ts:4 invariant 8"]);
   });
 });

@@ -3,7 +3,7 @@
  * its wait ended: the live answer, the one that reports the end, and the one a cancelled call gives instead.
  */
 import { describe, expect, it } from "vitest";
-import type { JobState } from "../../host/runtime-api.ts";
+import type { JobState } from "../../host/runtime/api.ts";
 import { joinTakes, processAnswer, readyAnswer, reportedEnd, waitStatusOf, type ProcessAnswerInput } from "../../host/shell/process-answer.ts";
 import { actorResult, reading, settings, STARTED } from "../fixtures/shell-readings.ts";
 

@@ -1,6 +1,6 @@
 /** list_sessions', set_on_exit's and kill_session's answers and the receipt's lines as functions of one reading. */
 import { describe, expect, it } from "vitest";
-import type { JobState } from "../../host/runtime-api.ts";
+import type { JobState } from "../../host/runtime/api.ts";
 import { killAnswer, listAnswer, receiptLine, sessionEntry, setOnExitAnswer } from "../../host/shell/session-answers.ts";
 import { actorResult, reading, settings } from "../fixtures/shell-readings.ts";
 

@@ -3,7 +3,7 @@
  * asked for a stop. The values are the ones the tool results carry.
  */
 import { describe, expect, it } from "vitest";
-import type { JobState } from "../../host/runtime-api.ts";
+import type { JobState } from "../../host/runtime/api.ts";
 import { deriveSupervision, endingOf, statusOf } from "../../host/shell/supervision.ts";
 import { actorResult } from "../fixtures/shell-readings.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PROMPT_QUIET_MS, StallWatch } from "../../actors/stall-watch.ts";
+import { PROMPT_QUIET_MS, StallWatch } from "../../actors/watch/stall.ts";
 
 describe("StallWatch", () => {
   it("is stalled once quiet for stallMs with under 1 % of a core, once per episode", () => {

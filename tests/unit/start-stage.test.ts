@@ -5,16 +5,16 @@
  */
 import { Compile } from "typebox/compile";
 import { describe, expect, it } from "vitest";
-import { Job } from "../../host/job.ts";
-import type { ActorPool } from "../../host/pool.ts";
-import type { JobHandle, JobState, StartStage } from "../../host/runtime-api.ts";
-import { JobCellWriter } from "../../mailbox/job-cell.ts";
+import { Job } from "../../host/runtime/job.ts";
+import type { ActorPool } from "../../host/runtime/pool.ts";
+import type { JobHandle, JobState, StartStage } from "../../host/runtime/api.ts";
+import { JobCellWriter } from "../../mailbox/cell.ts";
 import type { ActorTask, JobSpec } from "../../mailbox/protocol.ts";
 import { processAnswer } from "../../host/shell/process-answer.ts";
 import { listText, ListResultSchema, processResultText, ProcessResultSchema } from "../../host/shell/result.ts";
 import { listAnswer, sessionEntry } from "../../host/shell/session-answers.ts";
-import { jobsOverview } from "../../host/ui/snapshot.ts";
-import type { JobView } from "../../host/ui/snapshot-types.ts";
+import { jobsOverview } from "../../host/console/views.ts";
+import type { JobView } from "../../ui/views.ts";
 import { initialState } from "../../ui/console-state.ts";
 import { renderConsole } from "../../ui/console-view.ts";
 import { renderPicker } from "../../ui/sessions-picker.ts";

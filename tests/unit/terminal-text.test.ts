@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { renderedOmissionMarker, TerminalText } from "../../actors/terminal-text.ts";
+import { renderedOmissionMarker, TerminalText } from "../../actors/output/terminal-text.ts";
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 const terminal = (cols = 80, rows = 10, headBytes = 8192, tailBytes = 8192) => new TerminalText({ cols, rows, headBytes, tailBytes });

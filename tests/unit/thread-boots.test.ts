@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { startsToAdmit } from "../../host/thread-boots.ts";
+import { startsToAdmit } from "../../host/runtime/thread-boots.ts";
 
 describe("startsToAdmit", () => {
   it("gives idle loaded threads first, then boots up to the limit", () => {

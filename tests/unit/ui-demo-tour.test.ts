@@ -1,7 +1,7 @@
 /** The offline demo's scripted model walks the tour from the conversation, whatever the user typed. */
 import { describe, expect, it } from "vitest";
-import { hasCredentials, piArguments } from "../../host/demo/start.ts";
-import { nextMove, REPL_COMMAND, TICK_COMMAND, WAKE_COMMAND, type TourMessage } from "../../host/demo/tour.ts";
+import { hasCredentials, piArguments } from "../../demo/start.ts";
+import { nextMove, REPL_COMMAND, TICK_COMMAND, WAKE_COMMAND, type TourMessage } from "../../demo/tour.ts";
 
 const user = (text: string): TourMessage => ({ role: "user", content: [{ type: "text", text }] });
 const assistant = (move: ReturnType<typeof nextMove>): TourMessage => ({

@@ -1,7 +1,7 @@
 /** Live figures the console shows: /proc parsing for the group's CPU and memory, and per-job output rates. */
 import { describe, expect, it } from "vitest";
-import { cpuPercent, createGroupSampler, parseCpuTicks, parseRssBytes, UNKNOWN_RESOURCES } from "../../host/ui/group-resources.ts";
-import { RateTracker } from "../../host/ui/rates.ts";
+import { cpuPercent, createGroupSampler, parseCpuTicks, parseRssBytes, UNKNOWN_RESOURCES } from "../../host/console/group-resources.ts";
+import { RateTracker } from "../../host/console/rates.ts";
 
 describe("group resources", () => {
   it("parses utime+stime even when the command name holds spaces and parentheses", () => {

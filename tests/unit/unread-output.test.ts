@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ALL_UNREAD, UnreadOutput } from "../../actors/unread-output.ts";
+import { ALL_UNREAD, UnreadOutput } from "../../actors/output/unread.ts";
 import { incompleteSuffix, leadingContinuations } from "../../shared/utf8.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);

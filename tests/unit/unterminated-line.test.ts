@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { SourceName } from "../../mailbox/constants.ts";
-import { UnterminatedLine } from "../../actors/unterminated-line.ts";
+import { UnterminatedLine } from "../../actors/output/unterminated-line.ts";
 
 /** The rule as first written: every byte decoded. */
 class Reference {

@@ -1,0 +1,116 @@
+/**
+ * The watches an actor keeps on its running job, in one place: the stall and prompt judgement (actors/watch/stall.ts),
+ * readiness (actors/watch/ready.ts) and the ports the job's processes listen on (listening-ports.ts). It reads /proc and
+ * runs patterns here, on the job's thread; the host learns the flags from the shared cell and the episodes and the
+ * readiness from one message each.
+ */
+import type { Notice, ReadyReport, WatchSpec } from "../../mailbox/protocol.ts";
+import type { JobCellWriter } from "../../mailbox/cell.ts";
+import { taggedProcessesNow } from "../../shared/job-tag.ts";
+import { listeningPorts } from "./listening-ports.ts";
+import { detectPrompt, PROMPT_MAX_CHARS } from "./prompt-detect.ts";
+import { ReadyWatch } from "./ready.ts";
+import { StallWatch, type StallEvent } from "./stall.ts";
+import { treeCpuMs } from "./tree-cpu.ts";
+import { UnterminatedLine } from "../output/unterminated-line.ts";
+
+/** How much of an unterminated line is kept to judge whether it is a prompt. */
+const TAIL_CHARS = PROMPT_MAX_CHARS * 4;
+
+export interface JobWatchOptions {
+  spec: WatchSpec | undefined;
+  tag: string;
+  pid: number;
+  /** Monotonic ms of the spawn. */
+  spawnedAt: number;
+  spawnedAtEpoch: number;
+  cell: JobCellWriter;
+  notice(kind: Extract<Notice["kind"], "stalled" | "waiting_for_input">, detail: string | null): void;
+  ready(report: ReadyReport): void;
+}
+
+type Source = "stdout" | "stderr" | "pty";
+
+export class JobWatch {
+  private readonly options: JobWatchOptions;
+  private readonly stall: StallWatch;
+  private readonly readyWatch: ReadyWatch | null;
+  private readonly tail = new UnterminatedLine(TAIL_CHARS);
+  private promptTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly sampler: ReturnType<typeof setInterval> | null;
+
+  constructor(options: JobWatchOptions) {
+    this.options = options;
+    const stallMs = options.spec?.stallMs ?? null;
+    this.stall = new StallWatch({ stallMs, now: performance.now() });
+    const ready = options.spec?.ready ?? null;
+    this.readyWatch = ready === null
+      ? null
+      : new ReadyWatch({ spec: ready, spawnedAt: options.spawnedAt, pids: () => this.pids(), report: (report) => options.ready(report) });
+    if (stallMs !== null) {
+      // A quarter of the stall time between samples: the quiet window always spans several of them.
+      const every = Math.min(5_000, Math.max(250, Math.round(stallMs / 4)));
+      this.sampler = setInterval(() => this.sample(), every);
+      this.sampler.unref();
+      this.sample();
+    } else {
+      this.sampler = null;
+    }
+  }
+
+  /** The job's live processes: every process carrying its tag, or its leader where tags cannot be read. */
+  pids(): number[] {
+    const tagged = taggedProcessesNow(this.options.tag, { firstPid: this.options.pid, spawnedAt: this.options.spawnedAtEpoch });
+    if (tagged === null) return [this.options.pid];
+    return tagged.includes(this.options.pid) ? tagged : [this.options.pid, ...tagged];
+  }
+
+  listening(): number[] | null {
+    return listeningPorts(this.pids());
+  }
+
+  feed(source: Source, chunk: Uint8Array): void {
+    this.readyWatch?.feed(source, chunk);
+    this.tail.feed(source, chunk);
+    const now = performance.now();
+    this.apply(this.stall.output(now, detectPrompt(this.tail.text)));
+    this.armPromptCheck();
+  }
+
+  dispose(): void {
+    this.readyWatch?.dispose();
+    if (this.sampler !== null) clearInterval(this.sampler);
+    if (this.promptTimer !== null) clearTimeout(this.promptTimer);
+  }
+
+  private armPromptCheck(): void {
+    if (this.promptTimer !== null) clearTimeout(this.promptTimer);
+    this.promptTimer = null;
+    const at = this.stall.promptCheckAt();
+    if (at === null) return;
+    this.promptTimer = setTimeout(() => {
+      this.promptTimer = null;
+      this.apply(this.stall.check(performance.now()));
+      // A timer counts from the event loop's cached time, which can be older than the output's performance.now():
+      // it may fire before the quiet time is over. Then it is armed again for what is left.
+      this.armPromptCheck();
+    }, Math.max(0, Math.ceil(at - performance.now())));
+    this.promptTimer.unref();
+  }
+
+  private sample(): void {
+    if (!this.stall.wantsCpu()) return;
+    const now = performance.now();
+    this.stall.cpu(now, treeCpuMs(this.pids()));
+    this.apply(this.stall.check(now));
+  }
+
+  private apply(events: readonly StallEvent[]): void {
+    if (events.length === 0) return;
+    this.options.cell.setStuck(this.stall.state);
+    for (const event of events) {
+      if (event.kind === "stalled") this.options.notice("stalled", null);
+      else if (event.kind === "waiting_for_input") this.options.notice("waiting_for_input", event.prompt);
+    }
+  }
+}

@@ -1,0 +1,264 @@
+/**
+ * Crash cleanup, the I/O half (the registry's format and the decisions are in host/safety/crash-registry.ts).
+ *
+ * Each runtime keeps a registry of its live jobs in its private log directory, rewritten (to a temporary file, then
+ * renamed over the old one, so a reader never sees half a file) when a job starts or ends, and removed once no job is
+ * live. A Pi killed with SIGKILL leaves its registry behind; the next session that starts finds it, sees that its
+ * owner is gone, and ends every process that still carries one of that runtime's tags.
+ */
+import { lstatSync, readFileSync, statSync, unlinkSync } from "node:fs";
+import { readdir, rename, unlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { processesOfRuntimes } from "../../shared/job-tag.ts";
+import { groupMembers, signalGroup } from "../../shared/process-group.ts";
+import { scan } from "../../shared/proc-scan.ts";
+import { startTicksOf, statFields } from "../../shared/proc-stat.ts";
+import {
+  cleanupNotice,
+  formatRegistry,
+  groupsStillLed,
+  ownerAlive,
+  parseRegistry,
+  REGISTRY_FILE,
+  type Registry,
+  type RegistryJob,
+} from "./crash-registry.ts";
+
+/** The prefix of every session log directory (shared/log-budget.ts createSessionLogDir). */
+const LOG_DIR_PREFIX = "pi-jobs-";
+const POLL_MS = 25;
+
+/** Start time of `pid` in clock ticks since boot; null when there is no such process (or no /proc). */
+export function readStartTicks(pid: number): number | null {
+  const fields = statFields(pid);
+  return fields === null ? null : startTicksOf(fields);
+}
+
+export function crashCleanupEnabled(env: Readonly<Record<string, string | undefined>>): boolean {
+  return env.PI_JOBS_CRASH_CLEANUP !== "0" && process.platform === "linux";
+}
+
+export interface RegistryRecorder {
+  add(job: Omit<RegistryJob, "leaderStartTicks">): void;
+  remove(tag: string): void;
+  /** Resolves once the file says what the recorder knows now. */
+  flushed(): Promise<void>;
+}
+
+/**
+ * Keeps `dir/jobs-registry.json` equal to the live jobs. Written only when a job starts or ends, never per output, and
+ * off Pi's thread's critical path: the write is asynchronous, and the starts and ends that come while one is under way
+ * share the next. Best effort: a failed write leaves the previous registry (a crash then cleans up less, never
+ * something else).
+ */
+export function createRegistryRecorder(dir: string, runtimeId: string): RegistryRecorder | null {
+  const ownerStart = readStartTicks(process.pid);
+  if (ownerStart === null) return null;
+  const path = join(dir, REGISTRY_FILE);
+  const temporary = `${path}.${process.pid}.tmp`;
+  const jobs = new Map<string, RegistryJob>();
+  const write = async (): Promise<void> => {
+    try {
+      if (jobs.size === 0) {
+        await unlink(path).catch(() => {});
+        return;
+      }
+      const registry: Registry = { owner: { pid: process.pid, startTicks: ownerStart }, runtimeId, jobs: [...jobs.values()] };
+      await writeFile(temporary, formatRegistry(registry), { mode: 0o600 });
+      await rename(temporary, path);
+    } catch {
+      // The directory went away, or the disk is full: nothing to do but keep running.
+    }
+  };
+  /** The write under way, if any; `dirty`: the jobs changed since it began. */
+  let writing: Promise<void> | null = null;
+  let dirty = false;
+  const schedule = () => {
+    dirty = true;
+    if (writing !== null) return;
+    writing = (async () => {
+      while (dirty) {
+        dirty = false;
+        await write();
+      }
+      writing = null;
+    })();
+  };
+  return {
+    add(job) {
+      jobs.set(job.tag, { ...job, leaderStartTicks: readStartTicks(job.pid) });
+      schedule();
+    },
+    remove(tag) {
+      if (jobs.delete(tag)) schedule();
+    },
+    flushed: () => writing ?? Promise.resolve(),
+  };
+}
+
+interface FoundRegistry {
+  path: string;
+  registry: Registry;
+}
+
+/** Directory entries checked between two turns of the event loop (see deadRegistries). */
+const ENTRIES_PER_TURN = 128;
+
+/**
+ * Registries under `root` whose owner no longer runs; a live owner's registry is never touched. The temp directory can
+ * hold thousands of entries (this machine's held 3,800 `pi-jobs-*` ones), and a check of each took 50–140 ms in all
+ * under load: so the listing is asynchronous and the checks go a slice per turn of the event loop, and only a
+ * directory that has a registry costs more than one stat.
+ */
+async function deadRegistries(root: string): Promise<FoundRegistry[]> {
+  let entries: string[];
+  try {
+    entries = (await readdir(root)).filter((entry) => entry.startsWith(LOG_DIR_PREFIX));
+  } catch {
+    return [];
+  }
+  const uid = process.getuid?.();
+  const found: FoundRegistry[] = [];
+  for (let first = 0; first < entries.length; first += ENTRIES_PER_TURN) {
+    if (first > 0) await new Promise((resolve) => setImmediate(resolve));
+    for (const entry of entries.slice(first, first + ENTRIES_PER_TURN)) {
+      const dir = join(root, entry);
+      const path = join(dir, REGISTRY_FILE);
+      // One stat that does not throw for the common case: a log directory without a registry.
+      if (statSync(path, { throwIfNoEntry: false }) === undefined) continue;
+      let text: string;
+      try {
+        const stat = lstatSync(dir);
+        // Only our own private directories: never follow a link, never read another user's.
+        if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) continue;
+        text = readFileSync(path, "utf8");
+      } catch {
+        continue;
+      }
+      const parsed = parseRegistry(text);
+      if ("error" in parsed) continue;
+      const { owner } = parsed.registry;
+      if (ownerAlive(owner, readStartTicks(owner.pid))) continue;
+      found.push({ path, registry: parsed.registry });
+    }
+  }
+  return found;
+}
+
+export interface CleanupReport {
+  /** Processes that were signalled. */
+  stopped: number;
+  /** Labels of the jobs they belonged to. */
+  labels: string[];
+  /** Processes still running after SIGKILL and the wait: their registries are kept for the next session. */
+  unconfirmed: number;
+  /** The one line for the user; null when nothing was found running. */
+  notice: string | null;
+}
+
+/**
+ * Ends every process left by a dead owner's runtime (SIGTERM, SIGKILL after `graceMs`, then waits until each is gone)
+ * and removes the registries that are fully cleaned up. It runs on Pi's thread: every read of /proc goes a slice per
+ * turn of the event loop (shared/proc-scan.ts), and the scans of every process share one pass.
+ */
+export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: number; confirmMs?: number } = {}): Promise<CleanupReport> {
+  const registries = await deadRegistries(options.root ?? tmpdir());
+  if (registries.length === 0) return { stopped: 0, labels: [], unconfirmed: 0, notice: null };
+  const tagged = (await processesOfRuntimes(registries.map((found) => found.registry.runtimeId))) ?? [];
+  const jobs = registries.flatMap((found) => found.registry.jobs);
+  // A group is signalled only while its own first process still runs (same start time) and still carries its tag:
+  // a group id reused since, or a bad registry, can never make us signal someone else's processes.
+  const taggedPids = new Set(tagged.map((process) => process.pid));
+  const leaders = await statsOf(jobs.map((job) => job.pid));
+  const startTicks = (pid: number) => {
+    const fields = leaders.get(pid);
+    return fields === undefined ? null : startTicksOf(fields);
+  };
+  const groups = groupsStillLed(jobs, startTicks).filter((pgid) => pgid > 1 && taggedPids.has(pgid));
+  const targets = new Set<number>(tagged.map((process) => process.pid));
+  for (const members of await Promise.all(groups.map(groupMembers))) for (const pid of members) targets.add(pid);
+  const hit = new Set<string>(tagged.map((process) => process.tag));
+  for (const job of jobs) if (groups.includes(job.pgid)) hit.add(job.tag);
+  const labels = jobs.filter((job) => hit.has(job.tag)).map((job) => job.label);
+
+  const signal = (name: "SIGTERM" | "SIGKILL") => {
+    for (const pgid of groups) signalGroup(pgid, name);
+    for (const pid of targets) {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  };
+  const running = async () => {
+    const stats = await statsOf([...targets]);
+    // A zombie is gone for our purposes: it cannot be killed, and it holds nothing.
+    return [...targets].filter((pid) => stats.has(pid) && stats.get(pid)![0] !== "Z");
+  };
+  if (targets.size > 0) {
+    signal("SIGTERM");
+    if (!(await until(async () => (await running()).length === 0, options.graceMs ?? 1000))) {
+      signal("SIGKILL");
+      await until(async () => (await running()).length === 0, options.confirmMs ?? 5000);
+    }
+  }
+  const unconfirmed = (await running()).length;
+  if (unconfirmed === 0) {
+    for (const found of registries) {
+      try {
+        unlinkSync(found.path);
+      } catch {
+        // Removed by another session's cleanup at the same time.
+      }
+    }
+  }
+  const stopped = targets.size;
+  return { stopped, labels, unconfirmed, notice: stopped > 0 ? cleanupNotice(stopped, labels) : null };
+}
+
+/** The stat fields of each of `pids` that exists, read a slice per turn. */
+async function statsOf(pids: readonly number[]): Promise<Map<number, string[]>> {
+  const found = new Map<number, string[]>();
+  await scan({
+    pids,
+    visit(pid, reads) {
+      const fields = reads.stat();
+      if (fields !== null) found.set(pid, fields);
+    },
+    result: () => found,
+  });
+  return found;
+}
+
+async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await condition()) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * Runs the cleanup without holding up the session's start, and tells the user once. Never throws: a cleanup that
+ * fails leaves the registries for the next session.
+ */
+export function cleanUpInBackground(tell: (line: string) => void): Promise<CleanupReport | null> {
+  if (!crashCleanupEnabled(process.env)) return Promise.resolve(null);
+  return cleanUpAfterCrashes().then(
+    (report) => {
+      if (report.notice !== null) {
+        try {
+          tell(report.notice);
+        } catch {
+          // No UI to tell (the session ended meanwhile).
+        }
+      }
+      return report;
+    },
+    () => null,
+  );
+}

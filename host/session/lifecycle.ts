@@ -1,0 +1,63 @@
+/**
+ * The runtime's life inside one extension instance: created (or adopted after /reload) at session_start, warmed,
+ * and at session_shutdown either parked for the next instance (reload) or shut down completely, so that when the
+ * handler returns every process group is gone and every worker has ended.
+ */
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { cleanUpInBackground } from "../safety/crash-cleanup.ts";
+import { adopt, park, type Parkable } from "./handover.ts";
+import { createJobRuntime, type RuntimeOptions, type SupervisedRuntime } from "../runtime/runtime.ts";
+
+export interface Lifecycle {
+  /** The runtime of the current session (created on first use). */
+  runtime(): SupervisedRuntime;
+  /** State another part parked under `key` before /reload, available from session_start on. */
+  adopted<T extends Parkable>(key: string): T | undefined;
+  /** Registers a part that parks its own state on /reload (e.g. the shell-job registry). */
+  onPark(key: string, take: () => Parkable): void;
+}
+
+interface ParkedRuntime extends Parkable {
+  runtime: SupervisedRuntime;
+}
+
+export function installLifecycle(pi: ExtensionAPI, options: RuntimeOptions = {}): Lifecycle {
+  let runtime: SupervisedRuntime | null = null;
+  let adoptedState: Record<string, Parkable> = {};
+  const parkers = new Map<string, () => Parkable>();
+
+  const current = (): SupervisedRuntime => (runtime ??= createJobRuntime(options));
+
+  pi.on("session_start", (_event, ctx) => {
+    adoptedState = adopt() ?? {};
+    const parked = adoptedState.runtime as ParkedRuntime | undefined;
+    if (parked) runtime = parked.runtime;
+    current().warmUp();
+    // Processes left by a Pi that died without a shutdown (host/safety/crash-cleanup.ts). Not after /reload: the same Pi
+    // process looked at its start.
+    if (!parked) void cleanUpInBackground((line) => ctx.ui.notify(line, "warning"));
+  });
+
+  pi.on("session_shutdown", async (event) => {
+    const owned = runtime;
+    runtime = null;
+    if (event.reason === "reload" && owned) {
+      const parkedRuntime: ParkedRuntime = { runtime: owned, abandon: () => owned.shutdown() };
+      const state: Record<string, Parkable> = { runtime: parkedRuntime };
+      for (const [key, take] of parkers) state[key] = take();
+      park(state);
+      return;
+    }
+    // Each part marks its own jobs as ending with the session (a monitor stopped this way delivers nothing into a
+    // closing session) and the runtime stops every job at once, bounded by the grace plus a second, then ends the
+    // workers. All in parallel: a quit must not wait for one part after another.
+    const parts = [...parkers.values()].map((take) => take().abandon());
+    await Promise.all([...parts, owned?.shutdown()]);
+  });
+
+  return {
+    runtime: current,
+    adopted: <T extends Parkable>(key: string) => adoptedState[key] as T | undefined,
+    onPark: (key, take) => void parkers.set(key, take),
+  };
+}

@@ -1,0 +1,236 @@
+/**
+ * The job's shared cell: one small SharedArrayBuffer per job that the actor writes with Atomics and the host reads
+ * whenever it likes (the 250 ms sampler, a tool call, the console), so figures and lifecycle facts cross without a
+ * message. The host creates it and hands it over in the task; the actor is the only writer, except for the cancel
+ * word, which only the host sets. The layout is defined here once, for both sides.
+ *
+ * The lifecycle word is also the spawn handshake: the actor moves it from `starting` to `spawning` with a
+ * compare-and-swap before it spawns, and the host moves it from `starting` to `cancelled` the same way; whichever
+ * swap wins decides whether a process will ever exist. The pid and pgid are stored before the word leaves
+ * `spawning`, and every change of the word is notified, so the host can await it (Atomics.waitAsync).
+ */
+
+/** Lifecycle states as stored in the cell. */
+export const CELL_STATE = {
+  /** The task has not reached the spawn yet (it may still be queued in the pool). */
+  starting: 0,
+  /** The actor is inside spawn(): a process may exist whose pid is not published yet. */
+  spawning: 1,
+  /** The process exists; pid and pgid are published. */
+  running: 2,
+  stopping: 3,
+  ended: 4,
+  /** The host cancelled the job before it spawned: no process was or will be started. */
+  cancelled: 5,
+} as const;
+export type CellState = keyof typeof CELL_STATE;
+const STATE_NAMES = Object.keys(CELL_STATE) as CellState[];
+
+// Int32 words.
+const STATE = 0;
+const PID = 1;
+const PGID = 2;
+const CANCEL = 3;
+const PAUSED = 4;
+const LOG_TRUNCATED = 5;
+/** Bumped by the actor a few times a second while its event loop runs: the host's evidence that it is alive. */
+const HEARTBEAT = 6;
+/** Bit 0: stalled; bit 1: waiting for input (actors/watch/stall.ts). */
+const STUCK = 7;
+const STALLED_BIT = 1;
+const WAITING_BIT = 2;
+/**
+ * The actor's OS thread, written once when the actor starts: 0 until then (the job still waits for a thread), its
+ * Linux thread id, or THREAD_UNKNOWN where there is none to read. The host reads that thread's CPU figures to tell a
+ * starved actor from a hung one (host/runtime/heartbeat.ts).
+ */
+const THREAD = 8;
+const THREAD_UNKNOWN = -1;
+const INT_WORDS = 9;
+/** A BigInt64Array must start on a multiple of 8 bytes. */
+const BIG_OFFSET = Math.ceil((INT_WORDS * 4) / 8) * 8;
+// BigInt64 words, after the Int32 ones.
+const BYTES = 0;
+const LINES = 1;
+const LAST_OUTPUT_EPOCH_MS = 2;
+const LOG_BYTES = 3;
+const UNREAD_BYTES = 4;
+const STARTED_EPOCH_MS = 5;
+const BIG_WORDS = 6;
+
+export const JOB_CELL_BYTES = BIG_OFFSET + BIG_WORDS * 8;
+
+export function createJobCell(): SharedArrayBuffer {
+  return new SharedArrayBuffer(JOB_CELL_BYTES);
+}
+
+export interface CellView {
+  state: CellState;
+  pid: number | null;
+  pgid: number | null;
+  cancelled: boolean;
+  paused: boolean;
+  bytes: number;
+  lines: number;
+  lastOutputEpochMs: number | null;
+  startedEpochMs: number | null;
+  logBytes: number;
+  logTruncated: boolean;
+  /** Bytes received and not yet taken by a shell read. */
+  unreadBytes: number;
+  heartbeat: number;
+  /** Quiet past the job's stall_seconds while using under 1 % of a core. */
+  stalled: boolean;
+  /** The last output is a prompt-shaped unterminated line, followed by quiet. */
+  waitingForInput: boolean;
+}
+
+function views(buffer: SharedArrayBuffer): { ints: Int32Array; bigs: BigInt64Array } {
+  if (buffer.byteLength !== JOB_CELL_BYTES) throw new RangeError(`a job cell has ${JOB_CELL_BYTES} bytes, got ${buffer.byteLength}`);
+  return { ints: new Int32Array(buffer, 0, INT_WORDS), bigs: new BigInt64Array(buffer, BIG_OFFSET, BIG_WORDS) };
+}
+
+/** The actor's thread as its cell names it: not started yet, or started with its Linux thread id (null: none known). */
+export type ActorThread = { started: false } | { started: true; tid: number | null };
+
+/** Node 22 has it; the TypeScript lib this project targets does not declare it yet. */
+interface AtomicsWaitAsync {
+  waitAsync(array: Int32Array, index: number, value: number, timeoutMs: number): { async: false; value: string } | { async: true; value: Promise<string> };
+}
+
+/** The actor's side. */
+export class JobCellWriter {
+  private readonly ints: Int32Array;
+  private readonly bigs: BigInt64Array;
+
+  constructor(buffer: SharedArrayBuffer) {
+    ({ ints: this.ints, bigs: this.bigs } = views(buffer));
+  }
+
+  /** Claims the spawn; false when the host cancelled first (then nothing may be spawned). */
+  claimSpawn(): boolean {
+    const won = Atomics.compareExchange(this.ints, STATE, CELL_STATE.starting, CELL_STATE.spawning) === CELL_STATE.starting;
+    if (won) Atomics.notify(this.ints, STATE);
+    return won;
+  }
+
+  /** Right after spawn, before any message: from now on the host can kill what the job started. */
+  publishSpawn(pid: number, pgid: number, startedEpochMs: number): void {
+    Atomics.store(this.ints, PID, pid);
+    Atomics.store(this.ints, PGID, pgid);
+    Atomics.store(this.bigs, STARTED_EPOCH_MS, BigInt(startedEpochMs));
+    this.setState("running");
+  }
+
+  setState(state: Exclude<CellState, "cancelled">): void {
+    Atomics.store(this.ints, STATE, CELL_STATE[state]);
+    Atomics.notify(this.ints, STATE);
+  }
+
+  cancelRequested(): boolean {
+    return Atomics.load(this.ints, CANCEL) !== 0;
+  }
+
+  addOutput(bytes: number, lines: number, nowEpochMs: number): void {
+    Atomics.add(this.bigs, BYTES, BigInt(bytes));
+    if (lines > 0) Atomics.add(this.bigs, LINES, BigInt(lines));
+    Atomics.store(this.bigs, LAST_OUTPUT_EPOCH_MS, BigInt(nowEpochMs));
+  }
+
+  setPaused(paused: boolean): void {
+    Atomics.store(this.ints, PAUSED, paused ? 1 : 0);
+  }
+
+  setLog(bytes: number, truncated: boolean): void {
+    Atomics.store(this.bigs, LOG_BYTES, BigInt(bytes));
+    Atomics.store(this.ints, LOG_TRUNCATED, truncated ? 1 : 0);
+  }
+
+  setUnread(bytes: number): void {
+    Atomics.store(this.bigs, UNREAD_BYTES, BigInt(bytes));
+  }
+
+  beat(): void {
+    Atomics.add(this.ints, HEARTBEAT, 1);
+  }
+
+  /** Once, when the actor starts on its thread: `tid` is the thread's Linux id, null where it has none. */
+  publishThread(tid: number | null): void {
+    Atomics.store(this.ints, THREAD, tid !== null && tid > 0 ? tid : THREAD_UNKNOWN);
+  }
+
+  setStuck(flags: { stalled: boolean; waitingForInput: boolean }): void {
+    Atomics.store(this.ints, STUCK, (flags.stalled ? STALLED_BIT : 0) | (flags.waitingForInput ? WAITING_BIT : 0));
+  }
+}
+
+/** The host's side: reads, plus the one word it owns (cancel). */
+export class JobCellReader {
+  private readonly ints: Int32Array;
+  private readonly bigs: BigInt64Array;
+
+  constructor(buffer: SharedArrayBuffer) {
+    ({ ints: this.ints, bigs: this.bigs } = views(buffer));
+  }
+
+  state(): CellState {
+    return STATE_NAMES[Atomics.load(this.ints, STATE)] ?? "starting";
+  }
+
+  /** The published process-group id, or null before the spawn is published. */
+  pgid(): number | null {
+    return Atomics.load(this.ints, PGID) || null;
+  }
+
+  heartbeat(): number {
+    return Atomics.load(this.ints, HEARTBEAT);
+  }
+
+  thread(): ActorThread {
+    const word = Atomics.load(this.ints, THREAD);
+    if (word === 0) return { started: false };
+    return { started: true, tid: word === THREAD_UNKNOWN ? null : word };
+  }
+
+  /**
+   * Asks the job to stop before or while it starts. Returns true when this cancelled it before the spawn was claimed:
+   * then no process was or will ever be started. Otherwise the actor sees the flag once its spawn is published.
+   */
+  cancel(): boolean {
+    Atomics.store(this.ints, CANCEL, 1);
+    const won = Atomics.compareExchange(this.ints, STATE, CELL_STATE.starting, CELL_STATE.cancelled) === CELL_STATE.starting;
+    if (won) Atomics.notify(this.ints, STATE);
+    return won;
+  }
+
+  /** Resolves once the lifecycle word is no longer `from`, or after `timeoutMs`; never blocks the thread. */
+  async changed(from: CellState, timeoutMs: number): Promise<CellState> {
+    const waited = (Atomics as unknown as AtomicsWaitAsync).waitAsync(this.ints, STATE, CELL_STATE[from], timeoutMs);
+    if (waited.async) await waited.value;
+    return this.state();
+  }
+
+  read(): CellView {
+    const { ints, bigs } = this;
+    const number = (index: number) => Number(Atomics.load(bigs, index));
+    const last = number(LAST_OUTPUT_EPOCH_MS);
+    const started = number(STARTED_EPOCH_MS);
+    return {
+      state: this.state(),
+      pid: Atomics.load(ints, PID) || null,
+      pgid: this.pgid(),
+      cancelled: Atomics.load(ints, CANCEL) !== 0,
+      paused: Atomics.load(ints, PAUSED) !== 0,
+      bytes: number(BYTES),
+      lines: number(LINES),
+      lastOutputEpochMs: last === 0 ? null : last,
+      startedEpochMs: started === 0 ? null : started,
+      logBytes: number(LOG_BYTES),
+      logTruncated: Atomics.load(ints, LOG_TRUNCATED) !== 0,
+      unreadBytes: number(UNREAD_BYTES),
+      heartbeat: this.heartbeat(),
+      stalled: (Atomics.load(ints, STUCK) & STALLED_BIT) !== 0,
+      waitingForInput: (Atomics.load(ints, STUCK) & WAITING_BIT) !== 0,
+    };
+  }
+}

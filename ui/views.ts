@@ -1,0 +1,85 @@
+/**
+ * What the UI draws: plain data the host builds from the runtime, the monitor service and the shell service at
+ * human rate. The renderers in ui/ read these and nothing else; no job state lives in the UI.
+ *
+ * Values are raw (unsanitized, unpreviewed): sanitizing and previews are presentation, done by the renderers.
+ */
+import type { StartStage } from "../host/runtime/api.ts";
+
+export type JobKind = "monitor" | "shell";
+
+/** The colour role of a job's state. */
+export type Tone = "pending" | "success" | "error" | "stopped";
+
+export interface DetailField {
+  /** Starts with an uppercase letter; drawn as `Label: value`. */
+  label: string;
+  value: string;
+  /** inline: value beside its label; block: label alone, value lines below; code: like block, highlighted as shell. */
+  layout: "inline" | "block" | "code";
+  /** A result or capture value: long ones are previewed unless complete values are asked for. */
+  previewable?: boolean;
+}
+
+/** Live figures the seeds do not have: throughput, retention and the process group's resources. */
+export interface LiveFigures {
+  linesPerSecond: number | null;
+  bytesPerSecond: number | null;
+  totalLines: number;
+  totalBytes: number;
+  retainedLines: number;
+  droppedLines: number;
+  droppedBytes: number;
+  paused: boolean;
+  pgid: number | null;
+  /** Live (non-zombie) members of the process group; null where /proc is not available. */
+  processes: number | null;
+  /** CPU use of the group's members over the last sample interval, in percent of one core. */
+  cpuPercent: number | null;
+  /** Resident memory of the group's members. */
+  rssBytes: number | null;
+}
+
+export interface OutputLine {
+  source: "stdout" | "stderr" | "pty";
+  text: string;
+}
+
+export interface OutputView {
+  lines: OutputLine[];
+  droppedLines: number;
+  droppedBytes: number;
+}
+
+export interface JobView {
+  /** Stable selection key across snapshots, e.g. `monitor:monitor_3`, `shell:2`. */
+  key: string;
+  kind: JobKind;
+  /** The id the tools use: `monitor_3`, `2`. */
+  id: string;
+  /** Description (monitor) or command (shell job). */
+  title: string;
+  running: boolean;
+  /** Textual status: starting, running, success, failure, result_missing, timeout, stopped, exited, failed, timed_out. */
+  status: string;
+  /** Present while the status is `starting`: why the job has no process yet. */
+  startStage?: StartStage;
+  tone: Tone;
+  elapsedMs: number;
+  /** Exit code, signal, reason, stopped-by and integrity warnings: shown right after status and elapsed. */
+  head: DetailField[];
+  /** Name, id, payload. */
+  body: DetailField[];
+  /** Command and configuration: last, because it may be long. */
+  config: DetailField[];
+  live: LiveFigures | null;
+  /** Retained output; present only when the snapshot was asked for it. */
+  output?: OutputView;
+}
+
+export interface JobsSnapshot {
+  /** Epoch ms. */
+  takenAt: number;
+  /** Running jobs first (oldest first), then finished ones (newest first). */
+  jobs: JobView[];
+}
