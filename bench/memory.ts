@@ -24,7 +24,10 @@ import { closeRuntime, jobRequest, mb, monitorRequest, repetitions, sleep, waitF
 
 const ACTORS = repetitions(32, 8);
 const WARM = 2;
-/** Issue 11's target; below what an empty Node worker costs here (~10.4 MiB, docs/decisions.md). */
+/**
+ * The memory target per idle actor, below what an empty Node worker costs
+ * (docs/decisions.md, "Thread memory: the floor is Node's worker").
+ */
 export const PER_ACTOR_TARGET_BYTES = 8 * 1024 * 1024;
 
 export interface MemoryReading {

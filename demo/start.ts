@@ -2,16 +2,17 @@
  * `npm start`: Pi with pi-jobs loaded. With model credentials (a provider API key in the environment, or Pi's own
  * auth/models files), Pi starts as usual with the user's models. Without any, it starts the bundled demo model, a
  * clearly labelled scripted tour, so a newcomer sees pi-jobs work in the real TUI with no API key.
- * PI_JOBS_DEMO=1 forces the demo, PI_JOBS_DEMO=0 never uses it.
+ * PI_JOBS_DEMO=1 forces the demo, PI_JOBS_DEMO=0 never uses it (host/config.ts).
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { demoForced } from "../host/config.ts";
 import { DEMO_MODEL, DEMO_PROVIDER } from "./extension.ts";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Provider credentials Pi would find: API keys in the environment, or saved auth and custom models. */
 export function hasCredentials(env: NodeJS.ProcessEnv = process.env, agentDir = env.PI_CODING_AGENT_DIR ?? join(homedir(), ".pi", "agent")): boolean {
@@ -35,15 +36,14 @@ export function hasCredentials(env: NodeJS.ProcessEnv = process.env, agentDir = 
 export function piArguments(demo: boolean, extra: readonly string[]): string[] {
   const args = ["-e", ROOT];
   if (demo) {
-    args.push("-e", join(ROOT, "host", "demo", "extension.ts"), "--model", `${DEMO_PROVIDER}/${DEMO_MODEL}`);
+    args.push("-e", join(ROOT, "demo", "extension.ts"), "--model", `${DEMO_PROVIDER}/${DEMO_MODEL}`);
     if (extra.length === 0) args.push("Show me what pi-jobs does.");
   }
   return [...args, ...extra];
 }
 
 function main(): void {
-  const forced = process.env.PI_JOBS_DEMO;
-  const demo = forced === "1" || (forced !== "0" && !hasCredentials());
+  const demo = demoForced(process.env) ?? !hasCredentials();
   if (demo) {
     process.stderr.write(
       "pi-jobs: no model credentials found, starting the bundled DEMO model (a scripted tour, not an AI).\n" +

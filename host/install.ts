@@ -6,7 +6,7 @@
  * /reload; the UI after the tools whose services it reads).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { createJobRates } from "./runtime/job-rates.ts";
+import { createJobRateSampler } from "./runtime/job-rates.ts";
 import { installLifecycle } from "./session/lifecycle.ts";
 import { installMetrics } from "./metrics/install.ts";
 import { installMonitors } from "./monitor/install.ts";
@@ -18,11 +18,11 @@ import { jobsOverview } from "./console/views.ts";
 export function installHost(pi: ExtensionAPI): void {
   const lifecycle = installLifecycle(pi);
   const monitors = installMonitors(pi, lifecycle);
-  const shell = installShellJobs(pi, lifecycle, { sessionsCommand: false });
+  const shell = installShellJobs(pi, lifecycle);
   installUi(pi, { lifecycle, monitors: monitors.service, shell: () => shell.service });
   // One 250 ms sampler for the host actor: the metrics recorder and the job-runtime figures share it.
-  const rates = createJobRates(() => lifecycle.runtime());
-  installMetrics(pi, { sampler: createSampler(250), jobFigures: () => rates.sample() });
+  const rates = createJobRateSampler(() => lifecycle.runtime());
+  installMetrics(pi, { sampler: createSampler(250), jobRates: () => rates.sample() });
   pi.on("session_start", () => rates.start());
   pi.on("session_shutdown", () => rates.stop());
   pi.registerCommand("jobs", {

@@ -4,30 +4,20 @@
  * message. The host creates it and hands it over in the task; the actor is the only writer, except for the cancel
  * word, which only the host sets. The layout is defined here once, for both sides.
  *
- * The lifecycle word is also the spawn handshake: the actor moves it from `starting` to `spawning` with a
- * compare-and-swap before it spawns, and the host moves it from `starting` to `cancelled` the same way; whichever
- * swap wins decides whether a process will ever exist. The pid and pgid are stored before the word leaves
+ * The lifecycle word holds the job's phase (mailbox/lifecycle.ts). It is also the spawn handshake: the actor moves
+ * it from `starting` to `spawning` with a compare-and-swap before it spawns, and the host moves it from `starting` to
+ * `cancelled` the same way; whichever swap wins decides whether a process will ever exist. The pid and pgid are stored before the word leaves
  * `spawning`, and every change of the word is notified, so the host can await it (Atomics.waitAsync).
  */
+import { phaseCode, phaseOfCode, type ActorPhase, type Phase } from "./lifecycle.ts";
 
-/** Lifecycle states as stored in the cell. */
-export const CELL_STATE = {
-  /** The task has not reached the spawn yet (it may still be queued in the pool). */
-  starting: 0,
-  /** The actor is inside spawn(): a process may exist whose pid is not published yet. */
-  spawning: 1,
-  /** The process exists; pid and pgid are published. */
-  running: 2,
-  stopping: 3,
-  ended: 4,
-  /** The host cancelled the job before it spawned: no process was or will be started. */
-  cancelled: 5,
-} as const;
-export type CellState = keyof typeof CELL_STATE;
-const STATE_NAMES = Object.keys(CELL_STATE) as CellState[];
+/** The cell's lifecycle word holds the job's phase (mailbox/lifecycle.ts), as its number there. */
+export type CellState = Phase;
 
 // Int32 words.
 const STATE = 0;
+/** A new cell's zeroed lifecycle word reads `starting`. */
+const STARTING = phaseCode("starting");
 const PID = 1;
 const PGID = 2;
 const CANCEL = 3;
@@ -109,7 +99,7 @@ export class JobCellWriter {
 
   /** Claims the spawn; false when the host cancelled first (then nothing may be spawned). */
   claimSpawn(): boolean {
-    const won = Atomics.compareExchange(this.ints, STATE, CELL_STATE.starting, CELL_STATE.spawning) === CELL_STATE.starting;
+    const won = Atomics.compareExchange(this.ints, STATE, STARTING, phaseCode("spawning")) === STARTING;
     if (won) Atomics.notify(this.ints, STATE);
     return won;
   }
@@ -122,8 +112,8 @@ export class JobCellWriter {
     this.setState("running");
   }
 
-  setState(state: Exclude<CellState, "cancelled">): void {
-    Atomics.store(this.ints, STATE, CELL_STATE[state]);
+  setState(state: ActorPhase): void {
+    Atomics.store(this.ints, STATE, phaseCode(state));
     Atomics.notify(this.ints, STATE);
   }
 
@@ -174,7 +164,7 @@ export class JobCellReader {
   }
 
   state(): CellState {
-    return STATE_NAMES[Atomics.load(this.ints, STATE)] ?? "starting";
+    return phaseOfCode(Atomics.load(this.ints, STATE));
   }
 
   /** The published process-group id, or null before the spawn is published. */
@@ -198,14 +188,14 @@ export class JobCellReader {
    */
   cancel(): boolean {
     Atomics.store(this.ints, CANCEL, 1);
-    const won = Atomics.compareExchange(this.ints, STATE, CELL_STATE.starting, CELL_STATE.cancelled) === CELL_STATE.starting;
+    const won = Atomics.compareExchange(this.ints, STATE, STARTING, phaseCode("cancelled")) === STARTING;
     if (won) Atomics.notify(this.ints, STATE);
     return won;
   }
 
   /** Resolves once the lifecycle word is no longer `from`, or after `timeoutMs`; never blocks the thread. */
   async changed(from: CellState, timeoutMs: number): Promise<CellState> {
-    const waited = (Atomics as unknown as AtomicsWaitAsync).waitAsync(this.ints, STATE, CELL_STATE[from], timeoutMs);
+    const waited = (Atomics as unknown as AtomicsWaitAsync).waitAsync(this.ints, STATE, phaseCode(from), timeoutMs);
     if (waited.async) await waited.value;
     return this.state();
   }

@@ -1,10 +1,11 @@
 /**
- * Compiled schema checks for the mailbox boundary, used in development and tests (docs/decisions.md). Loaded only
- * where checks are on, so that production worker code never needs TypeBox.
+ * Compiled schema checks for the mailbox boundary, used in development and tests (docs/decisions.md). Only the host
+ * loads them: its end of the data port checks both directions, so worker code never needs TypeBox.
  */
 import type { TSchema } from "typebox";
 import { Compile } from "typebox/compile";
-import { ActorToHost, HostToActor, JobSpec } from "./protocol.ts";
+import { ActorToHost, HostToActor } from "./messages.ts";
+import { JobSpec } from "./spec.ts";
 
 /** Returns null for a valid value, else where and why it is invalid. */
 export type Checker = (value: unknown) => string | null;

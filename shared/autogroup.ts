@@ -13,7 +13,7 @@
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
-import { statFields } from "./proc-stat.ts";
+import { statFields, statNumber } from "./proc-stat.ts";
 
 /**
  * The nice value of the jobs' session (the spawner's, which every pipe job it starts shares) while Pi's process is
@@ -42,7 +42,10 @@ const RETRY_MS = 120;
  */
 export async function setSessionNice(nice: number, pid: number | "self" = "self"): Promise<boolean> {
   // Only a session leader's: a child that has not left its parent's session yet would carry the write to Pi's own.
-  if (pid !== "self" && Number(statFields(pid)?.[3]) !== pid) return false;
+  if (pid !== "self") {
+    const fields = statFields(pid);
+    if (fields === null || statNumber(fields, "session") !== pid) return false;
+  }
   for (let attempt = 0; attempt <= RETRIES; attempt += 1) {
     try {
       await writeFile(`/proc/${pid}/autogroup`, String(nice));

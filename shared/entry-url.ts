@@ -6,6 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { workersFromDist } from "./config.ts";
 
 const here = new URL(".", import.meta.url);
 const compiled = here.pathname.includes("/dist/");
@@ -15,7 +16,7 @@ const underNodeModules = fileURLToPath(here).split(/[\\/]/).includes("node_modul
 function entryUrl(folder: "actors" | "spawner", name: string): URL {
   if (compiled) return new URL(`../${folder}/${name}.js`, here);
   const source = new URL(`../${folder}/${name}.ts`, here);
-  if (!underNodeModules && process.env.PI_JOBS_WORKERS !== "dist") return source;
+  if (!underNodeModules && !workersFromDist(process.env)) return source;
   const built = new URL(`../dist/${folder}/${name}.js`, here);
   if (existsSync(fileURLToPath(built))) return built;
   throw new Error(

@@ -7,7 +7,7 @@
  * re-executes itself with a fresh environment), and processes of another user. Elsewhere than Linux no
  * environment of another process can be read, and the scan says so (null) rather than "none".
  */
-import { readProcText, startTicksOf, TICKS_PER_SECOND } from "./proc-stat.ts";
+import { readProcText, startTicksOf, statField, statNumber, TICKS_PER_SECOND } from "./proc-stat.ts";
 import { scan, scanNow, type ProcReads, type ProcScan } from "./proc-scan.ts";
 
 /** The variable that names a process's job. */
@@ -131,9 +131,8 @@ function startedSinceCheck(sinceEpochMs: number): ((reads: ProcReads) => boolean
   return (reads) => {
     const fields = reads.stat();
     if (fields === null) return false;
-    // state (3), flags (9), starttime (22).
-    const state = fields[0];
-    const flags = Number(fields[6]);
+    const state = statField(fields, "state");
+    const flags = statNumber(fields, "flags");
     const startTicks = startTicksOf(fields);
     if (state === undefined || state === "Z" || state === "X" || !Number.isFinite(flags) || startTicks === null) return false;
     if ((flags & PF_KTHREAD) !== 0) return false;

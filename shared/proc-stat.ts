@@ -1,7 +1,7 @@
 /**
- * Reading `/proc` (Linux): one small file at a time, into buffers this thread reuses, and `/proc/<pid>/stat` split
- * into fields. The command name (field 2) may hold spaces and parentheses, so the fields are counted after its last
- * ')': index 0 is field 3 (the state), index N is field N + 3.
+ * Reading `/proc` (Linux): one small file at a time, into buffers this thread reuses, and the one parser of a stat
+ * line (`/proc/<pid>/stat`, or a thread's): split into fields, each read by its name (`statField`, `statNumber`).
+ * The command name (field 2) may hold spaces and parentheses, so the fields are counted after its last ')'.
  *
  * Why not readFileSync: a `/proc` file reports size 0, so Node reads it through a fresh 64 KiB buffer each time; a stop
  * that scanned every process per check made Pi's thread spend more time collecting those buffers than reading
@@ -82,8 +82,46 @@ export function statFields(pid: number | string): string[] | null {
   return stat === null ? null : fieldsOfStat(stat);
 }
 
+/**
+ * The stat fields this project reads, by their number in proc(5), so that no caller counts indexes: a field's index in
+ * what `fieldsOfStat` returns is its number less 3.
+ */
+const FIELD_NUMBER = {
+  state: 3,
+  pgrp: 5,
+  session: 6,
+  flags: 9,
+  /** CPU time in clock ticks: user and system, then the same of the children the process has reaped. */
+  utime: 14,
+  stime: 15,
+  cutime: 16,
+  cstime: 17,
+  /** Start time in clock ticks since boot. */
+  starttime: 22,
+} as const;
+
+export type StatField = keyof typeof FIELD_NUMBER;
+
+/** One field as text; undefined when the line is too short to have it. */
+export function statField(fields: readonly string[], field: StatField): string | undefined {
+  return fields[FIELD_NUMBER[field] - 3];
+}
+
+/** One field as a number; NaN when it is missing or not a number. */
+export function statNumber(fields: readonly string[], field: StatField): number {
+  return Number(statField(fields, field));
+}
+
 /** Field 22, the process's start time in clock ticks since boot; null when the fields have none. */
 export function startTicksOf(fields: readonly string[]): number | null {
-  const value = Number(fields[19]);
+  const value = statNumber(fields, "starttime");
   return Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+/**
+ * A file of one of this process's own threads (`stat`, `schedstat`): the supervisor reads an actor's thread by the
+ * thread id the actor published in its cell (host/runtime/heartbeat.ts).
+ */
+export function threadFile(tid: number, file: "stat" | "schedstat"): string {
+  return `/proc/self/task/${tid}/${file}`;
 }

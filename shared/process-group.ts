@@ -12,10 +12,10 @@
  * stops on Pi's thread.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { StopSignal } from "../mailbox/protocol.ts";
+import type { StopSignal } from "../mailbox/control.ts";
 import { scanTag, signalTagged } from "./job-tag.ts";
 import { inSlice, scan, scanNow, type ProcScan } from "./proc-scan.ts";
-import { statFields } from "./proc-stat.ts";
+import { statField, statFields, statNumber } from "./proc-stat.ts";
 
 const IS_LINUX = process.platform === "linux";
 
@@ -66,10 +66,11 @@ interface StatFields {
 
 /** The fields of /proc/<pid>/stat we need, from its fields (proc-stat.ts); null when the process is gone or unreadable. */
 function statOf(pid: number, fields: readonly string[] | null): StatFields | null {
-  // state (3), pgrp (5).
-  const pgrp = Number(fields?.[2]);
-  if (fields?.[0] === undefined || !Number.isInteger(pgrp)) return null;
-  return { pid, state: fields[0], pgrp };
+  if (fields === null) return null;
+  const state = statField(fields, "state");
+  const pgrp = statNumber(fields, "pgrp");
+  if (state === undefined || !Number.isInteger(pgrp)) return null;
+  return { pid, state, pgrp };
 }
 
 function readStat(pid: number): StatFields | null {

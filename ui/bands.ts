@@ -8,11 +8,11 @@
  * Below 32 columns the heading is the compact `[outcome]`; below 60 the expand hint is left out so the state keeps
  * its room (expansion itself still works).
  */
-import type { MonitorTerminalResult } from "../host/monitor/schemas.ts";
 import type { Tone } from "./views.ts";
 import { renderFields, type Highlighter } from "./fields.ts";
 import { elapsed } from "./format.ts";
-import { monitorHeadFields, monitorPayloadFields, monitorTone, startFields, type StartView } from "./monitor-fields.ts";
+import { monitorHeadFields, monitorPayloadFields, monitorTone, startFields } from "./monitor-fields.ts";
+import type { MonitorResultView, StartView } from "./monitor-view.ts";
 import { safe } from "./sanitize.ts";
 import { fit } from "./text.ts";
 import type { BgRole, FgRole, UiTheme } from "./theme.ts";
@@ -76,11 +76,11 @@ export interface ResultBandOptions extends BandOptions {
   inConsole: boolean;
 }
 
-export function resultTone(result: Pick<MonitorTerminalResult, "status">): Tone {
+export function resultTone(result: Pick<MonitorResultView, "status">): Tone {
   return monitorTone(result.status);
 }
 
-export function resultBandLines(result: MonitorTerminalResult, options: ResultBandOptions): string[] {
+export function resultBandLines(result: MonitorResultView, options: ResultBandOptions): string[] {
   const tone = resultTone(result);
   const lines = [heading(result.status, result.description, options, TONE_STYLE[tone].fg)];
   if (!options.expanded) return lines;

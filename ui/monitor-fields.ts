@@ -4,14 +4,11 @@
  * integrity warnings), then identity and payload, then the possibly long command and configuration.
  */
 import type { DetailField, Tone } from "./views.ts";
-import type { MonitorTerminalResult, NormalizedStart } from "../host/monitor/schemas.ts";
 import { duration } from "./format.ts";
+import type { MonitorResultView, StartView } from "./monitor-view.ts";
 
 export const DEFAULT_COMPLETION = "match";
 export const DEFAULT_TIMEOUT_MS = 600_000;
-
-/** The effective start configuration as the transcript needs it (a subset of the normalised request). */
-export type StartView = Pick<NormalizedStart, "command" | "description" | "resultPattern" | "failurePattern" | "completion" | "timeoutMs">;
 
 export function monitorTone(status: string): Tone {
   switch (status) {
@@ -28,12 +25,12 @@ export function monitorTone(status: string): Tone {
 }
 
 /** The process ended because the monitor ended it: its exit code describes the kill, not the command. */
-function killedByMonitor(result: MonitorTerminalResult): boolean {
+function killedByMonitor(result: MonitorResultView): boolean {
   return result.stoppedBy === "match" || result.status === "timeout" || result.status === "stopped";
 }
 
 /** Exit code, signal, reason, stopped-by and integrity warnings: the facts that qualify the status. */
-export function monitorHeadFields(result: MonitorTerminalResult): DetailField[] {
+export function monitorHeadFields(result: MonitorResultView): DetailField[] {
   const fields: DetailField[] = [];
   if (result.stoppedBy === "match") {
     fields.push({ label: "Stopped by", value: "the success contract; later steps never ran", layout: "inline" });
@@ -53,7 +50,7 @@ export function monitorHeadFields(result: MonitorTerminalResult): DetailField[] 
 }
 
 /** Completion, result, captures and the matched line or output tail: the payload. */
-export function monitorPayloadFields(result: MonitorTerminalResult): DetailField[] {
+export function monitorPayloadFields(result: MonitorResultView): DetailField[] {
   const fields: DetailField[] = [{ label: "Completion", value: result.completion, layout: "inline" }];
   if (result.hasResult) {
     fields.push({ label: "Result", value: JSON.stringify(result.result) ?? "null", layout: "inline", previewable: true });

@@ -9,12 +9,11 @@
  *   [shell] wake · 2 jobs finished                                  the wake message
  *
  * Collapsed, a row is its heading and at most five output lines; expanded, it adds the supervision fields as
- * `Label: value` rows, the log path and the whole output of the read (already bounded by the tool).
+ * `Label: value` rows, the log path and the whole output of the read (already bounded by the tool). What each row
+ * reads is ui/shell-view.ts.
  */
 import type { Tone } from "./views.ts";
-import type { WakeDetails } from "../host/shell/notices.ts";
-import type { KillResult, ListResult, ProcessResult, SessionEntryView, SetOnExitResult } from "../host/shell/result.ts";
-import type { ProcessStatus, Supervision } from "../host/shell/supervision.ts";
+import type { KillRowView, ListRowView, ProcessRowView, SessionRowView, SetOnExitRowView, ShellEnding, SupervisionView, WakeView } from "./shell-view.ts";
 import { bandHeading, TONE_STYLE, type BandOptions } from "./bands.ts";
 import { renderFields } from "./fields.ts";
 import { bytes, duration, elapsed } from "./format.ts";
@@ -28,13 +27,7 @@ export const COLLAPSED_OUTPUT_LINES = 5;
 /** Code points of a command in a heading; the whole command is in the expanded row. */
 const HEADING_COMMAND_POINTS = 48;
 
-interface Ending {
-  status: ProcessStatus;
-  exit_code?: number | null;
-  signal?: string | null;
-}
-
-export function shellTone(r: Ending): Tone {
+export function shellTone(r: ShellEnding): Tone {
   switch (r.status) {
     case "running":
       return "pending";
@@ -48,7 +41,7 @@ export function shellTone(r: Ending): Tone {
 }
 
 /** `running`, `exited 0`, `exited SIGKILL`, `stopped`, `timed out`, `failed`. */
-export function shellOutcome(r: Ending): string {
+export function shellOutcome(r: ShellEnding): string {
   switch (r.status) {
     case "exited":
       return r.exit_code !== null && r.exit_code !== undefined ? `exited ${r.exit_code}` : `exited ${r.signal ?? "on a signal"}`;
@@ -91,7 +84,7 @@ function outputTail(output: string, options: BandOptions): string[] {
   return lines.slice(-COLLAPSED_OUTPUT_LINES).map((line) => fit(indent + options.theme.fg("toolOutput", line), options.width));
 }
 
-export function supervisionFields(s: Supervision): DetailField[] {
+export function supervisionFields(s: SupervisionView): DetailField[] {
   const list = [inline("State", s.state)];
   if (s.stop_reason !== null) list.push(inline("Stop reason", s.stop_reason));
   if (s.deadline_utc !== null) list.push(inline("Deadline", s.deadline_utc));
@@ -105,7 +98,7 @@ export function supervisionFields(s: Supervision): DetailField[] {
 
 // ── exec_command and write_stdin ────────────────────────────────────────────────────────────────────────────────
 
-export function processRowLines(r: ProcessResult, options: BandOptions): string[] {
+export function processRowLines(r: ProcessRowView, options: BandOptions): string[] {
   const tone = shellTone(r);
   const facts = r.running ? [command(r.cmd), `session ${r.session_id}`] : [command(r.cmd), elapsed(r.elapsed_ms)];
   const lines = [heading(shellOutcome(r), facts, tone, options)];
@@ -135,11 +128,11 @@ export function processRowLines(r: ProcessResult, options: BandOptions): string[
 
 // ── list_sessions ───────────────────────────────────────────────────────────────────────────────────────────────
 
-function sessionLine(s: SessionEntryView): string {
+function sessionLine(s: SessionRowView): string {
   return `${s.session_id} · ${shellOutcome(s)} · ${command(s.cmd)}`;
 }
 
-export function listRowLines(r: ListResult, options: BandOptions): string[] {
+export function listRowLines(r: ListRowView, options: BandOptions): string[] {
   const tone: Tone = r.active_count > 0 ? "pending" : "success";
   const facts = r.sessions.length === 0 ? ["none"] : [`${r.active_count} running`, `${r.completed_count} finished`];
   const lines = [heading("sessions", facts, tone, options)];
@@ -165,18 +158,18 @@ export function listRowLines(r: ListResult, options: BandOptions): string[] {
 
 // ── set_on_exit and kill_session ────────────────────────────────────────────────────────────────────────────────
 
-const EFFECT_WORDS: Record<SetOnExitResult["effect"], string> = {
+const EFFECT_WORDS: Record<SetOnExitRowView["effect"], string> = {
   armed: "wake armed",
   disarmed: "wake disarmed",
   unchanged: "on exit unchanged",
   already_notified: "already notified",
 };
 
-export function setOnExitTone(r: SetOnExitResult): Tone {
+export function setOnExitTone(r: SetOnExitRowView): Tone {
   return r.effect === "already_notified" ? "stopped" : r.running ? "pending" : shellTone(r);
 }
 
-export function setOnExitRowLines(r: SetOnExitResult, options: BandOptions): string[] {
+export function setOnExitRowLines(r: SetOnExitRowView, options: BandOptions): string[] {
   const tone = setOnExitTone(r);
   const lines = [heading(EFFECT_WORDS[r.effect], [command(r.cmd), `session ${r.session_id}`], tone, options)];
   if (!options.expanded) return lines;
@@ -193,11 +186,11 @@ export function setOnExitRowLines(r: SetOnExitResult, options: BandOptions): str
   ];
 }
 
-export function killTone(r: KillResult): Tone {
+export function killTone(r: KillRowView): Tone {
   return r.killed || r.already_exited ? "stopped" : "error";
 }
 
-export function killRowLines(r: KillResult, options: BandOptions): string[] {
+export function killRowLines(r: KillRowView, options: BandOptions): string[] {
   const outcome = r.already_exited ? "removed" : r.killed ? "stopped" : "stop unconfirmed";
   const tone = killTone(r);
   const lines = [heading(outcome, [command(r.cmd), `session ${r.session_id}`], tone, options)];
@@ -215,11 +208,11 @@ export function killRowLines(r: KillResult, options: BandOptions): string[] {
 
 // ── the wake message ────────────────────────────────────────────────────────────────────────────────────────────
 
-export function wakeTone(details: WakeDetails): Tone {
+export function wakeTone(details: WakeView): Tone {
   return details.sessions.some((s) => shellTone(s) === "error") ? "error" : "success";
 }
 
-export function wakeRowLines(details: WakeDetails, options: BandOptions): string[] {
+export function wakeRowLines(details: WakeView, options: BandOptions): string[] {
   const count = details.sessions.length + details.omitted;
   const lines = [heading("wake", [`${count} ${count === 1 ? "job" : "jobs"} finished`], wakeTone(details), options)];
   const rows = details.sessions.map((s) => `${s.session_id} · ${shellOutcome(s)} · ${command(s.cmd)} · ${elapsed(s.elapsed_ms)}`);

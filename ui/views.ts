@@ -4,9 +4,19 @@
  *
  * Values are raw (unsanitized, unpreviewed): sanitizing and previews are presentation, done by the renderers.
  */
-import type { StartStage } from "../host/runtime/api.ts";
+import type { JobKind, LiveStatus, RetainedWindow, StartStage } from "../host/runtime/api.ts";
+import type { MonitorTerminalResult } from "../host/monitor/schemas.ts";
+import type { ProcessStatus } from "../host/shell/supervision.ts";
 
-export type JobKind = "monitor" | "shell";
+export type { JobKind };
+
+/**
+ * A job's status as the console shows it: the lifecycle's word while it lives (mailbox/lifecycle.ts: `starting`,
+ * `running`, and for a shell job `stopping` once a stop was asked for), then how it ended in its tool's words: a
+ * monitor's (`success`, `failure`, `result_missing`, `timeout`, `stopped`) or the shell tools' (`exited`, `failed`,
+ * `timed_out`, `stopped`).
+ */
+export type JobStatus = LiveStatus | ProcessStatus | MonitorTerminalResult["status"];
 
 /** The colour role of a job's state. */
 export type Tone = "pending" | "success" | "error" | "stopped";
@@ -40,17 +50,6 @@ export interface LiveFigures {
   rssBytes: number | null;
 }
 
-export interface OutputLine {
-  source: "stdout" | "stderr" | "pty";
-  text: string;
-}
-
-export interface OutputView {
-  lines: OutputLine[];
-  droppedLines: number;
-  droppedBytes: number;
-}
-
 export interface JobView {
   /** Stable selection key across snapshots, e.g. `monitor:monitor_3`, `shell:2`. */
   key: string;
@@ -60,8 +59,7 @@ export interface JobView {
   /** Description (monitor) or command (shell job). */
   title: string;
   running: boolean;
-  /** Textual status: starting, running, success, failure, result_missing, timeout, stopped, exited, failed, timed_out. */
-  status: string;
+  status: JobStatus;
   /** Present while the status is `starting`: why the job has no process yet. */
   startStage?: StartStage;
   tone: Tone;
@@ -73,8 +71,8 @@ export interface JobView {
   /** Command and configuration: last, because it may be long. */
   config: DetailField[];
   live: LiveFigures | null;
-  /** Retained output; present only when the snapshot was asked for it. */
-  output?: OutputView;
+  /** Retained output, as the actor's window holds it; present only when the snapshot was asked for it. */
+  output?: RetainedWindow;
 }
 
 export interface JobsSnapshot {

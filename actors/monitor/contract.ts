@@ -15,7 +15,7 @@
  */
 import { NO_HIT, type HitFields } from "../../mailbox/constants.ts";
 import type { Completion, LineSource, MonitorOutcome } from "../../mailbox/monitor.ts";
-import type { EndCause } from "../../mailbox/protocol.ts";
+import type { EndCause } from "../../mailbox/result.ts";
 import { incompleteSuffix } from "../../shared/utf8.ts";
 
 /** The bounds a reported hit is held to, in UTF-8 bytes. */

@@ -9,7 +9,7 @@
  */
 import { closeSync, constants, fchmodSync, openSync, writeSync } from "node:fs";
 import { basename, join } from "node:path";
-import type { LogState } from "../../mailbox/protocol.ts";
+import type { LogState } from "../../mailbox/result.ts";
 
 /** Takes up to `wanted` bytes from the shared budget and returns how many were granted. */
 function reserve(budget: BigInt64Array, wanted: number): number {

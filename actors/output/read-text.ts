@@ -6,7 +6,7 @@
  *
  * It lives in the job's actor, which owns the bytes: only the bounded text of a read crosses to Pi's thread.
  */
-import type { JobIo } from "../../mailbox/protocol.ts";
+import type { JobIo } from "../../mailbox/spec.ts";
 import type { SourceName } from "../../mailbox/constants.ts";
 import { pipeText } from "./pipe-text.ts";
 import { UnreadOutput, type TakenOutput } from "./unread.ts";

@@ -7,7 +7,7 @@
 import { ByteRing } from "./byte-ring.ts";
 import { createFifo } from "./fifo.ts";
 import { createFramer } from "./framing.ts";
-import type { RetainedWindow, RetainedLine } from "../../mailbox/protocol.ts";
+import type { RetainedWindow, RetainedLine } from "../../mailbox/output.ts";
 import type { SourceName } from "../../mailbox/constants.ts";
 
 const SOURCE_NAMES = ["stdout", "stderr", "pty"] as const;
@@ -55,30 +55,49 @@ export function createOutputWindow(options: { maxBytes: number; maxLines: number
       }
     },
     read() {
-      const framer = createFramer<RetainedLine["source"]>({ maxRecordBytes: DISPLAY_LINE_BYTES });
-      const decoded: RetainedLine[] = [];
-      const skipFirst = new Set<RetainedLine["source"]>(evictedBytes > 0 ? SOURCE_NAMES : []);
-      let fragmentBytes = 0;
-      let fragmentLines = 0;
-      const take = (records: ReturnType<typeof framer.push>) => {
-        for (const record of records) {
-          if (skipFirst.delete(record.source)) {
-            // This line began in a batch that was evicted: show only whole lines.
-            fragmentBytes += record.bytes + 1;
-            fragmentLines += 1;
-            continue;
-          }
-          decoded.push({ source: record.source, text: record.text });
+      const visit = (push: (source: SourceName, piece: Uint8Array) => void): void => {
+        for (let index = 0; index < chunks.length; index += 1) {
+          const chunk = chunks.at(index)!;
+          ring.read(chunk.at, chunk.at + chunk.bytes, (piece) => push(chunk.source, piece));
         }
       };
-      for (let index = 0; index < chunks.length; index += 1) {
-        const chunk = chunks.at(index)!;
-        ring.read(chunk.at, chunk.at + chunk.bytes, (piece) => take(framer.push(chunk.source, piece)));
-      }
-      for (const source of SOURCE_NAMES) take(framer.end(source));
-      const window = newestThatFit(decoded, options);
-      return { ...window, droppedLines: window.droppedLines + evictedLines + fragmentLines, droppedBytes: window.droppedBytes + evictedBytes + fragmentBytes };
+      return decodeWindow(visit, { bytes: evictedBytes, lines: evictedLines }, options);
     },
+  };
+}
+
+/**
+ * What a reader sees of the chunks a window still holds: `visit` hands over their bytes in order, `evicted` is what
+ * already left. A line that began in an evicted chunk is shown only from its next whole line. Pure apart from `visit`.
+ */
+export function decodeWindow(
+  visit: (push: (source: SourceName, piece: Uint8Array) => void) => void,
+  evicted: { bytes: number; lines: number },
+  bounds: { maxBytes: number; maxLines: number },
+): RetainedWindow {
+  const framer = createFramer<SourceName>({ maxRecordBytes: DISPLAY_LINE_BYTES });
+  const decoded: RetainedLine[] = [];
+  const skipFirst = new Set<SourceName>(evicted.bytes > 0 ? SOURCE_NAMES : []);
+  let fragmentBytes = 0;
+  let fragmentLines = 0;
+  const take = (records: ReturnType<typeof framer.push>) => {
+    for (const record of records) {
+      if (skipFirst.delete(record.source)) {
+        // This line began in a batch that was evicted: show only whole lines.
+        fragmentBytes += record.bytes + 1;
+        fragmentLines += 1;
+        continue;
+      }
+      decoded.push({ source: record.source, text: record.text });
+    }
+  };
+  visit((source, piece) => take(framer.push(source, piece)));
+  for (const source of SOURCE_NAMES) take(framer.end(source));
+  const window = newestThatFit(decoded, bounds);
+  return {
+    ...window,
+    droppedLines: window.droppedLines + evicted.lines + fragmentLines,
+    droppedBytes: window.droppedBytes + evicted.bytes + fragmentBytes,
   };
 }
 

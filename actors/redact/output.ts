@@ -7,7 +7,7 @@
  * a long read), at the start of every read after the first (the previous read may have ended inside a secret) and at
  * the end of a read that is not the last. The redactor then also catches a partial secret there (actors/redact/redactor.ts).
  */
-import type { RetainedWindow } from "../../mailbox/protocol.ts";
+import type { RetainedWindow } from "../../mailbox/output.ts";
 import type { OutputText } from "../output/read-text.ts";
 import type { Redactor } from "./redactor.ts";
 import type { TakenOutput } from "../output/unread.ts";

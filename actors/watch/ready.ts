@@ -4,7 +4,8 @@
  * a process of the job listening on `port`, and an HTTP GET of `http` answering below 500. It reports once: ready, or
  * timeout. The pattern runs like a contract pattern (actors/monitor/matcher.ts): V8's linear engine inline, or the sandbox.
  */
-import type { ReadySpec, ReadyReport } from "../../mailbox/protocol.ts";
+import type { ReadySpec } from "../../mailbox/spec.ts";
+import type { ReadyReport } from "../../mailbox/messages.ts";
 import { createMatcher, type Matcher } from "../monitor/matcher.ts";
 import { acceptsConnections, listeningPorts } from "./listening-ports.ts";
 import { stripEscapes } from "./prompt-detect.ts";

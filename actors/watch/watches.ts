@@ -4,7 +4,8 @@
  * runs patterns here, on the job's thread; the host learns the flags from the shared cell and the episodes and the
  * readiness from one message each.
  */
-import type { Notice, ReadyReport, WatchSpec } from "../../mailbox/protocol.ts";
+import type { Notice, ReadyReport } from "../../mailbox/messages.ts";
+import type { WatchSpec } from "../../mailbox/spec.ts";
 import type { JobCellWriter } from "../../mailbox/cell.ts";
 import { taggedProcessesNow } from "../../shared/job-tag.ts";
 import { listeningPorts } from "./listening-ports.ts";
@@ -101,7 +102,9 @@ export class JobWatch {
   private sample(): void {
     if (!this.stall.wantsCpu()) return;
     const now = performance.now();
-    this.stall.cpu(now, treeCpuMs(this.pids()));
+    const cpuMs = treeCpuMs(this.pids());
+    // No figure (no /proc, or the tree is gone): without CPU samples the watch never calls the job stalled.
+    if (cpuMs !== null) this.stall.cpu(now, cpuMs);
     this.apply(this.stall.check(now));
   }
 

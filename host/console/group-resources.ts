@@ -7,7 +7,7 @@
  * means looking at every process. A render shows the last reading that finished, at most one sample interval old.
  */
 import { scan } from "../../shared/proc-scan.ts";
-import { fieldsOfStat, readProcText, TICKS_PER_SECOND } from "../../shared/proc-stat.ts";
+import { fieldsOfStat, readProcText, statNumber, TICKS_PER_SECOND } from "../../shared/proc-stat.ts";
 import { groupMembers } from "../../shared/process-group.ts";
 
 export const MIN_SAMPLE_MS = 250;
@@ -23,9 +23,9 @@ export const UNKNOWN_RESOURCES: GroupResources = { processes: null, cpuPercent: 
 /** utime + stime in ticks from the text of /proc/<pid>/stat (the command name may hold spaces and parentheses). */
 export function parseCpuTicks(stat: string): number | null {
   const fields = fieldsOfStat(stat);
-  // Field 3 (state) is index 0 here, so utime (14) and stime (15) are 11 and 12.
-  const utime = Number(fields?.[11]);
-  const stime = Number(fields?.[12]);
+  if (fields === null) return null;
+  const utime = statNumber(fields, "utime");
+  const stime = statNumber(fields, "stime");
   return Number.isFinite(utime) && Number.isFinite(stime) ? utime + stime : null;
 }
 

@@ -17,7 +17,7 @@ import type { UiTheme } from "../../ui/theme.ts";
 import type { Lifecycle } from "../session/lifecycle.ts";
 import type { MonitorService } from "../monitor/service.ts";
 import type { ShellService } from "../shell/service.ts";
-import { listText } from "../shell/result.ts";
+import { listText } from "../shell/result-text.ts";
 import { registerMonitorRenderers } from "./monitor-renderers.ts";
 import { highlightShell } from "./transcript-rows.ts";
 import { registerShellRenderers } from "./shell-renderers.ts";
@@ -31,7 +31,8 @@ export const REFRESH_MS = 250;
 
 export interface UiDeps {
   lifecycle: Lifecycle;
-  monitors: () => MonitorService;
+  /** Null in an entry that installs shell jobs alone: the UI then shows those. */
+  monitors: () => MonitorService | null;
   shell: () => ShellService;
 }
 

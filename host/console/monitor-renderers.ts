@@ -2,12 +2,14 @@
  * The monitor's transcript renderers: `monitor_start` calls and results (through a tool renderer resolver, so the
  * tool's own module stays free of presentation) and the asynchronous `pi-jobs.monitor` result message. They draw
  * their own band (`renderShell: "self"`) because the background follows the monitor's outcome, not Pi's notion of a
- * tool error: a monitor that reports `failure` is a successful tool call with a failed result.
+ * tool error: a monitor that reports `failure` is a successful tool call with a failed result. The stored result and
+ * start configuration are handed to the bands as their views (ui/monitor-view.ts) as they are; the compiler checks
+ * here that they fit.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Band, EMPTY } from "../../ui/band.ts";
 import { resultBandLines, resultTone, startBandLines, TONE_STYLE } from "../../ui/bands.ts";
-import type { StartView } from "../../ui/monitor-fields.ts";
+import type { StartView } from "../../ui/monitor-view.ts";
 import { sanitizeInline } from "../../ui/sanitize.ts";
 import { fit } from "../../ui/text.ts";
 import type { UiTheme } from "../../ui/theme.ts";
@@ -43,7 +45,7 @@ export interface RendererDeps {
 export function registerMonitorRenderers(pi: ExtensionAPI, deps: RendererDeps): void {
   /** The result band's lines for a width. `inConsole` is checked on every render: after eviction from history or a
    * reload, the transcript shows complete values. */
-  const resultBuilder = (terminal: Parameters<typeof resultBandLines>[0], expanded: boolean, expandKey: string, theme: UiTheme) =>
+  const resultBuilder = (terminal: MonitorTerminalResult, expanded: boolean, expandKey: string, theme: UiTheme) =>
     (width: number) => resultBandLines(terminal, { width, expanded, expandKey, theme, inConsole: deps.inConsole(terminal.monitorId) });
 
   const renderers = selfRendered<RowState>(

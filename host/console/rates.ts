@@ -13,7 +13,8 @@ interface Mark {
   bytesPerSecond: number | null;
 }
 
-export interface Rates {
+/** One job's output per second (the whole runtime's, for the metrics footer, are `JobRates`: host/metrics/views.ts). */
+export interface OutputRates {
   linesPerSecond: number | null;
   bytesPerSecond: number | null;
 }
@@ -21,7 +22,7 @@ export interface Rates {
 export class RateTracker {
   private readonly marks = new Map<string, Mark>();
 
-  observe(key: string, totals: { lines: number; bytes: number }, nowMs: number): Rates {
+  observe(key: string, totals: { lines: number; bytes: number }, nowMs: number): OutputRates {
     const mark = this.marks.get(key);
     if (mark === undefined) {
       this.marks.set(key, { at: nowMs, lines: totals.lines, bytes: totals.bytes, linesPerSecond: null, bytesPerSecond: null });

@@ -4,7 +4,8 @@
  * own band (`renderShell: "self"`) because the colour follows the job's outcome: a job that exited 1 is a
  * successful tool call with a failed result. The call row shows while the call runs; once the result is final the
  * result row replaces it. Every result row is drawn from the stored `details`, so a reloaded or restored session
- * draws the same rows.
+ * draws the same rows: the details are handed to the rows as their views (ui/shell-view.ts) as they are, and the
+ * compiler checks here that every result shape the tools store fits the view that draws it.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";

@@ -11,12 +11,14 @@ import { structuredResult } from "../monitor/report.ts";
 import type { ShellService } from "../shell/service.ts";
 import type { ShellSession } from "../shell/session.ts";
 import { listeningOf, refreshSoon } from "../shell/listening.ts";
-import { endingOf } from "../shell/supervision.ts";
+import { livePhaseOf, liveStatus } from "../../mailbox/lifecycle.ts";
+import { endingOf, statusOf } from "../shell/supervision.ts";
 import { monitorConfigFields, monitorHeadFields, monitorPayloadFields, monitorTone } from "../../ui/monitor-fields.ts";
 import { shownStatus, startingOf } from "../../ui/start-stage.ts";
 import { createGroupSampler, type GroupSampler, UNKNOWN_RESOURCES } from "./group-resources.ts";
 import { RateTracker } from "./rates.ts";
-import type { DetailField, JobsSnapshot, JobView, LiveFigures, OutputView, Tone } from "../../ui/views.ts";
+import type { DetailField, JobsSnapshot, JobStatus, JobView, LiveFigures, Tone } from "../../ui/views.ts";
+import type { RetainedWindow } from "../runtime/api.ts";
 
 export const SHELL_HISTORY_LIMIT = 20;
 
@@ -48,13 +50,14 @@ export interface SnapshotBuilder {
 export function jobsOverview(jobs: readonly Pick<JobHandle, "startStage" | "phase" | "kind" | "label" | "pid">[]): string {
   if (jobs.length === 0) return "No background jobs are running.";
   // The stage before the phase, as a shell answer reads them (host/shell/session.ts, readSession).
-  const shown = jobs.map((job) => ({ job, startStage: job.startStage(), status: job.phase() }));
+  // A listed job is live: the runtime forgets a job as its result comes in.
+  const shown = jobs.map((job) => ({ job, startStage: job.startStage(), status: livePhaseOf(job.phase()) }));
   const lines = shown.map(({ job, ...start }) => `${shownStatus(start)} · ${job.kind} · ${job.label} · pid ${job.pid() ?? "-"}`);
   const starting = startingOf(shown);
   return (starting === null ? lines : [starting, ...lines]).join("\n");
 }
 
-function outputOf(handle: JobHandle): OutputView {
+function outputOf(handle: JobHandle): RetainedWindow {
   const kept = handle.retained();
   return { lines: kept.lines.map((line) => ({ source: line.source, text: line.text })), droppedLines: kept.droppedLines, droppedBytes: kept.droppedBytes };
 }
@@ -95,7 +98,8 @@ export function createSnapshotBuilder(
     const result = final === null ? null : structuredResult(final.facts).result;
     // The stage before the phase, as a shell answer reads them (readSession): a stage only moves on.
     const stage = record.job.startStage();
-    const status = result?.status ?? (record.job.phase() === "starting" ? "starting" : "running");
+    // The job may have ended before the monitor's record is final: it reads `running` until then.
+    const status: JobStatus = result?.status ?? livePhaseOf(record.job.phase());
     const body: DetailField[] = [
       { label: "Name", value: record.description, layout: "inline" },
       { label: "ID", value: record.monitorId, layout: "inline" },
@@ -149,7 +153,7 @@ export function createSnapshotBuilder(
     if (running) refreshSoon(session);
     const listening = running ? listeningOf(session) : undefined;
     const logPath = result?.log.path ?? null;
-    const status = running ? (stopping ? "stopping" : state.phase) : ending.status;
+    const status: JobStatus = state.phase === "ended" ? statusOf(state, session.timeoutMs) : liveStatus(state.phase, stopping);
     const view: JobView = {
       key,
       kind: "shell",

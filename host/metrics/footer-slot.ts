@@ -6,9 +6,9 @@
  */
 import type { ExtensionContext, ReadonlyFooterDataProvider, Theme } from "@earendil-works/pi-coding-agent";
 import type { TUI, TuiMouseEvent, TuiMouseEventResult } from "@earendil-works/pi-tui";
-import { isKnownIdle, sanitizeStatus } from "./format.ts";
+import { isKnownIdle, sanitizeStatus } from "./statuses.ts";
 import { renderFooter, type FooterStyle } from "./footer.ts";
-import type { FooterModel, StatusItem } from "./snapshot.ts";
+import type { FooterModel, StatusItem } from "./views.ts";
 
 /** Our own status key; drawn as a warning by the footer, so it is not repeated as a status. */
 export const STATUS_KEY = "pi-metrics";

@@ -5,9 +5,11 @@
  * widths are terminal columns.
  */
 import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
-import type { FooterModel } from "./snapshot.ts";
+import type { FooterModel } from "./views.ts";
 import { safe } from "../../ui/sanitize.ts";
-import { fmtBytes, fmtCost, fmtCount, fmtMs, fmtPct, fmtTps, qualifierText } from "./format.ts";
+import { bytes, cost, count, elapsed, percent, rate, UNKNOWN } from "../../ui/format.ts";
+import { effQualifierText } from "./live-view.ts";
+import { isWarningStatus } from "./statuses.ts";
 
 /**
  * The footer's free-text fields come from the outside world (a directory name, a git branch, a session name, a
@@ -104,15 +106,15 @@ function fitRow(groups: Group[], width: number, reserveRight: number, countOmitt
 }
 
 function effGroup(m: FooterModel, s: FooterStyle, short: boolean): string {
-  const q = qualifierText(m.effQualifier);
-  const value = m.effTps === null ? "—" : `${fmtTps(m.effTps)}${short ? "" : " tok/s"}`;
+  const q = effQualifierText(m.effQualifier);
+  const value = m.effTps === null ? UNKNOWN : `${rate(m.effTps, "tokens")}${short ? "" : " tok/s"}`;
   const label = short ? "TPS" : "↯ EFF TPS";
   return `${s.muted(label)} ${s.bold(value)}${q ? s.dim(` · ${q}`) : ""}`;
 }
 
 function ttftGroup(m: FooterModel, s: FooterStyle, short: boolean): string {
   const waiting = m.activity === "running" && m.ttftMs === null;
-  const v = waiting ? "…" : fmtMs(m.ttftMs);
+  const v = waiting ? "…" : elapsed(m.ttftMs, "latency");
   const label = m.responseLabel === null ? "" : ` ${s.warning(m.responseLabel)}`;
   return `${s.muted(short ? "TTFT" : "◷ TTFT")} ${s.bold(v)}${short ? "" : s.dim(" obs")}${label}`;
 }
@@ -120,12 +122,12 @@ function ttftGroup(m: FooterModel, s: FooterStyle, short: boolean): string {
 function ctxGroup(m: FooterModel, s: FooterStyle, short: boolean): { text: string; high: boolean } {
   const p = m.contextPercent;
   const paint = p !== null && p >= 90 ? s.error : p !== null && p >= 70 ? s.warning : s.bold;
-  if (short) return { text: `${s.muted("◫ CTX")} ${paint(fmtPct(p, 0))}`, high: p !== null && p >= 70 };
+  if (short) return { text: `${s.muted("◫ CTX")} ${paint(percent(p, 0, "?"))}`, high: p !== null && p >= 70 };
   const cells = 6;
   const filled = p === null ? 0 : Math.min(cells, Math.round((p / 100) * cells));
   const bar = "━".repeat(filled) + "╌".repeat(cells - filled);
-  const amount = m.contextWindow ? ` · ${m.contextTokens === null ? "?" : fmtCount(m.contextTokens)}/${fmtCount(m.contextWindow)}` : "";
-  return { text: `${s.muted("◫ CTX")} ${paint(bar)} ${paint(fmtPct(p))}${s.dim(amount)}`, high: p !== null && p >= 70 };
+  const amount = m.contextWindow ? ` · ${m.contextTokens === null ? "?" : count(m.contextTokens)}/${count(m.contextWindow)}` : "";
+  return { text: `${s.muted("◫ CTX")} ${paint(bar)} ${paint(percent(p, 1, "?"))}${s.dim(amount)}`, high: p !== null && p >= 70 };
 }
 
 function agentGroup(m: FooterModel, s: FooterStyle): string | null {
@@ -133,21 +135,21 @@ function agentGroup(m: FooterModel, s: FooterStyle): string | null {
   if (a === null) return null;
   const state = a.state === "running" ? "" : ` · ${a.state}`;
   const active = a.active > 0 ? ` · Agents: ${a.active} active requests` : "";
-  return `${s.muted(`AGENT ${a.label}`)} ${s.bold(fmtMs(a.ttftMs))} ${s.bold(fmtTps(a.effTps))}${s.dim(` tok/s${state}${active}`)}`;
+  return `${s.muted(`AGENT ${a.label}`)} ${s.bold(elapsed(a.ttftMs, "latency"))} ${s.bold(rate(a.effTps, "tokens"))}${s.dim(` tok/s${state}${active}`)}`;
 }
 
 function jobsGroup(m: FooterModel, s: FooterStyle): string | null {
   const j = m.jobs;
   if (j === null || j.running <= 0) return null;
-  const eld = j.eventLoopDelayP99Ms === null ? "" : ` · ELD ${fmtMs(j.eventLoopDelayP99Ms)}`;
-  return `${s.muted("⚙ JOBS")} ${s.bold(String(j.running))}${s.dim(` · ${fmtCount(j.linesPerSecond)} l/s · ${fmtBytes(j.bytesPerSecond)}/s${eld}`)}`;
+  const eld = j.eventLoopDelayP99Ms === null ? "" : ` · ELD ${elapsed(j.eventLoopDelayP99Ms, "latency")}`;
+  return `${s.muted("⚙ JOBS")} ${s.bold(String(j.running))}${s.dim(` · ${count(j.linesPerSecond)} l/s · ${bytes(j.bytesPerSecond, "tight")}/s${eld}`)}`;
 }
 
 function statusGroups(m: FooterModel, s: FooterStyle, base: number): Group[] {
   const out: Group[] = [];
   for (const w of m.warnings) out.push({ priority: base - 10, text: s.warning(w), minWidth: 12 });
   for (const st of m.statuses) {
-    const warn = /\b(warn|warning|error|fail|failed|failure)\b/i.test(st.text);
+    const warn = isWarningStatus(st.text);
     out.push({ priority: warn ? base - 5 : base + 5, text: warn ? s.warning(st.text) : s.dim(st.text), minWidth: 10 });
   }
   return out;
@@ -200,20 +202,20 @@ export function renderFooter(model: FooterModel, width: number, s: FooterStyle =
     { priority: 0, text: ttftGroup(m, s, false) },
     { priority: 0, text: effGroup(m, s, false), minWidth: 10 },
   ];
-  if (m.obsTps !== null && m.obsTps > 0) perf.push({ priority: 1, text: `${s.muted("⋯ OBS TPS")} ${s.bold(`≈${fmtTps(m.obsTps)}`)}${s.dim(" tok/s")}` });
+  if (m.obsTps !== null && m.obsTps > 0) perf.push({ priority: 1, text: `${s.muted("⋯ OBS TPS")} ${s.bold(`≈${rate(m.obsTps, "tokens")}`)}${s.dim(" tok/s")}` });
   const agent = agentGroup(m, s);
   if (agent) perf.push({ priority: 2, text: agent, minWidth: 12 });
   const jobs = jobsGroup(m, s);
   if (jobs) perf.push({ priority: 2, text: jobs, minWidth: 10 });
-  perf.push({ priority: 3, text: `${s.muted("↗ IN")} ${s.bold(fmtCount(m.inputTokens))} ${s.muted("↙ OUT")} ${s.bold(fmtCount(m.outputTokens))}` });
+  perf.push({ priority: 3, text: `${s.muted("↗ IN")} ${s.bold(count(m.inputTokens))} ${s.muted("↙ OUT")} ${s.bold(count(m.outputTokens))}` });
   const p = fitRow(perf, width, 0, true);
 
   const ctx = ctxGroup(m, s, false);
-  const hit = m.cacheHit === null ? "—" : `${Math.round(m.cacheHit * 100)}%`;
+  const hit = percent(m.cacheHit === null ? null : m.cacheHit * 100, 0);
   const third: Group[] = [
     { priority: ctx.high ? 0 : 2, text: ctx.text, minWidth: 10 },
-    { priority: 3, text: `${s.muted("◇ COST")} ${s.bold(fmtCost(m.cost))}` },
-    { priority: 4, text: `${s.muted("◈ CACHE")} ${s.dim("R")} ${s.bold(fmtCount(m.cacheRead))} ${s.dim("· W")} ${s.bold(fmtCount(m.cacheWrite))} ${s.dim("· HIT")} ${s.bold(hit)}` },
+    { priority: 3, text: `${s.muted("◇ COST")} ${s.bold(cost(m.cost))}` },
+    { priority: 4, text: `${s.muted("◈ CACHE")} ${s.dim("R")} ${s.bold(count(m.cacheRead))} ${s.dim("· W")} ${s.bold(count(m.cacheWrite))} ${s.dim("· HIT")} ${s.bold(hit)}` },
     ...statusGroups(m, s, 3),
   ];
   const t = fitRow(third, width, 0, true);

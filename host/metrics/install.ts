@@ -1,34 +1,33 @@
 /**
  * Wires the metrics recorder into Pi: lifecycle hooks, the shared sampler subscription, persisted entries
- * and their restore, the agent bus and tool-details intake, subagent usage breakdowns, the `/metrics`
- * command, the `--metrics-no-footer` flag, Alt+M and the footer. The arithmetic lives in the pure modules
- * next to this file; this one translates Pi events and owns the Pi objects.
+ * and their restore, the agent bus and tool-details intake, subagent usage breakdowns, the `--metrics-no-footer`
+ * flag and the footer; the `/metrics` command and Alt+M (host/metrics/command.ts) read what it records. The
+ * arithmetic lives in the pure modules next to this file; this one translates Pi events and owns the Pi objects.
  */
 import { randomUUID } from "node:crypto";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { metricsDetails, metricsSummary } from "./report.ts";
 import type { Sampler } from "../sampler.ts";
 import { AgentStore, agentViews, identityKey, type AgentEntryData, type AgentVia, type AgentView } from "./agent-store.ts";
+import { registerMetricsCommand } from "./command.ts";
 import { AGENT_EVENT, ENTRY_AGENT, ENTRY_DELEGATION } from "./constants.ts";
 import { readDelegation } from "./delegation.ts";
 import { FooterSlot, STATUS_KEY } from "./footer-slot.ts";
 import { readHistory } from "./history.ts";
-import { JobFigureLog } from "./job-figures.ts";
+import { JobRateLog } from "./job-rate-log.ts";
 import { Recorder } from "./recorder.ts";
 import type { ContextSnapshot } from "./records.ts";
-import { buildReport, latestResponder } from "./report-model.ts";
-import type { FooterModel, JobFigures } from "./snapshot.ts";
+import { buildReport } from "./report-model.ts";
+import type { FooterModel, JobRates } from "./views.ts";
 import { cacheHit, nativeTotals, type NativeTotals } from "./usage.ts";
 
-export type { JobFigures } from "./snapshot.ts";
+export type { JobRates } from "./views.ts";
 
 export interface MetricsOptions {
   sampler: Sampler;
-  jobFigures?: () => JobFigures | null;
+  jobRates?: () => JobRates | null;
 }
 
 export const FLAG_NO_FOOTER = "metrics-no-footer";
-const FOOTER_SUBCOMMANDS = ["on", "off", "collapse", "expand", "toggle"] as const;
 
 export function installMetrics(pi: ExtensionAPI, options: MetricsOptions): void {
   pi.registerFlag(FLAG_NO_FOOTER, { description: "Start without the Metrics footer (recording continues)", type: "boolean", default: false });
@@ -41,7 +40,7 @@ export function installMetrics(pi: ExtensionAPI, options: MetricsOptions): void 
   const agents = new AgentStore();
   const liveAgentKeys = new Set<string>();
   const delegatedEntries = new Set<string>();
-  const jobs = new JobFigureLog();
+  const jobs = new JobRateLog();
   const unsubs: (() => void)[] = [];
 
   const contextSnapshot = (): ContextSnapshot | null => {
@@ -191,7 +190,7 @@ export function installMetrics(pi: ExtensionAPI, options: MetricsOptions): void 
     unsubs.push(
       options.sampler.subscribe((now) => {
         recorder.tick(now);
-        if (options.jobFigures) jobs.push(now, options.jobFigures());
+        if (options.jobRates) jobs.push(now, options.jobRates());
         if (recorder.view(now).activityState === "running" || jobs.active() !== null) footer.requestRender();
       }),
       pi.events.on(AGENT_EVENT, (data) => intake(data, "bus")),
@@ -286,74 +285,14 @@ export function installMetrics(pi: ExtensionAPI, options: MetricsOptions): void 
 
   // ---- command, shortcut ---------------------------------------------------------------------------
 
-  const footerCommand = (sub: string, c: ExtensionContext): void => {
-    switch (sub) {
-      case "on":
-        footer.enabled = true;
-        footer.claim(c);
-        break;
-      case "off":
-        footer.enabled = false;
-        footer.release(c);
-        break;
-      case "collapse":
-        footer.collapsed = true;
-        break;
-      case "expand":
-        footer.collapsed = false;
-        break;
-      case "toggle":
-        footer.collapsed = !footer.collapsed;
-        break;
-      default:
-        c.ui.notify("Usage: /metrics footer on|off|collapse|expand|toggle", "warning");
-        return;
-    }
-    footer.requestRender();
-    if (c.mode !== "tui") c.ui.notify("The Metrics footer needs the interactive terminal UI; recording continues.", "info");
-  };
-
-  pi.registerCommand("metrics", {
-    description: "Metrics summary; `details` shows every value; `footer on|off|collapse|expand|toggle`",
-    getArgumentCompletions: (prefix) => {
-      const typed = prefix.trim();
-      // A complete argument offers nothing more, so Enter submits the command instead of picking a completion.
-      const items = ["details", ...FOOTER_SUBCOMMANDS.map((s) => `footer ${s}`)]
-        .filter((a) => a.startsWith(typed) && a !== typed)
-        .map((value) => ({ value, label: value }));
-      return items.length > 0 ? items : null;
-    },
-    handler: async (args, c) => {
+  registerMetricsCommand(pi, {
+    footer,
+    footerModel,
+    enter: (c) => {
       ctx = c;
       refreshNative();
-      const words = args.trim().split(/\s+/).filter(Boolean);
-      if (words.length === 0) {
-        c.ui.notify(metricsSummary(buildReport(c, recorder, agents, liveAgentKeys, jobs)), "info");
-      } else if (words[0] === "details" && words.length === 1) {
-        const text = metricsDetails(buildReport(c, recorder, agents, liveAgentKeys, jobs), {
-          footer: footerModel(),
-          allStatuses: footer.statuses().all,
-          footerOwned: footer.owned,
-          footerEnabled: footer.enabled,
-          latestResponder: latestResponder(c),
-        });
-        // Inspection only: whatever is edited or submitted is discarded and nothing is sent.
-        if (c.mode === "tui") await c.ui.editor("Metrics details (edits are discarded)", text);
-        else c.ui.notify(text, "info");
-      } else if (words[0] === "footer" && words.length === 2) {
-        footerCommand(words[1] as string, c);
-      } else {
-        c.ui.notify("Usage: /metrics [details | footer on|off|collapse|expand|toggle]", "warning");
-      }
     },
-  });
-
-  pi.registerShortcut("alt+m", {
-    description: "Metrics: collapse or expand the footer",
-    handler: () => {
-      // Switching layout never reclaims a footer another extension replaced.
-      if (footer.owned) footer.toggle();
-    },
+    report: (c) => buildReport(c, recorder, agents, liveAgentKeys, jobs),
   });
 }
 

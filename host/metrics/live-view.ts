@@ -17,6 +17,13 @@ export interface Retained {
 
 export type EffQualifier = "final" | "so_far" | "last" | "pending" | "none";
 
+const EFF_QUALIFIER_TEXT: Readonly<Record<EffQualifier, string>> = { final: "", so_far: "so far", last: "last", pending: "pending", none: "" };
+
+/** The words beside EFF TPS that say how far it can be trusted; none for a final rate. */
+export function effQualifierText(q: EffQualifier): string {
+  return EFF_QUALIFIER_TEXT[q];
+}
+
 export interface LiveView {
   activityState: "idle" | RunState;
   activityPartial: boolean;

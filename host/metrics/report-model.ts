@@ -8,12 +8,12 @@ import { agentViews, summarizeAgents, type AgentStore } from "./agent-store.ts";
 import { ENTRY_DELEGATION } from "./constants.ts";
 import type { DelegationRecord } from "./delegation.ts";
 import { branchAggregate, mean, readHistory } from "./history.ts";
-import type { JobFigureLog } from "./job-figures.ts";
+import type { JobRateLog } from "./job-rate-log.ts";
 import { summarizeReceipts } from "./receipts.ts";
 import type { Recorder } from "./recorder.ts";
 import { nativeTotals } from "./usage.ts";
 
-export function buildReport(c: ExtensionContext, recorder: Recorder, agents: AgentStore, liveAgentKeys: ReadonlySet<string>, jobs: JobFigureLog): MetricsReport {
+export function buildReport(c: ExtensionContext, recorder: Recorder, agents: AgentStore, liveAgentKeys: ReadonlySet<string>, jobs: JobRateLog): MetricsReport {
   const branch = c.sessionManager.getBranch();
   const entries = c.sessionManager.getEntries();
   const h = readHistory(branch as never);

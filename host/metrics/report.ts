@@ -7,14 +7,14 @@ import type { AgentSummary, AgentView } from "./agent-store.ts";
 import type { DelegationRecord } from "./delegation.ts";
 import type { History } from "./history.ts";
 import type { ReceiptGroup, ReceiptSubtotal, ReceiptSummary } from "./receipts.ts";
-import type { LiveView } from "./live-view.ts";
-import type { FooterModel, JobFigures } from "./snapshot.ts";
+import { effQualifierText, type LiveView } from "./live-view.ts";
+import type { FooterModel, JobRates } from "./views.ts";
 import type { Aggregate } from "./throughput.ts";
 import type { NativeTotals } from "./usage.ts";
-import { DASH, fmtBytes, fmtCost, fmtCount, fmtMs, fmtPct, fmtTps, qualifierText } from "./format.ts";
+import { bytes, cost, count, elapsed, percent, rate, UNKNOWN } from "../../ui/format.ts";
 
 export interface JobSection {
-  latest: JobFigures | null;
+  latest: JobRates | null;
   samples: number;
   peakRunning: number;
   peakLinesPerSecond: number;
@@ -42,12 +42,22 @@ export interface MetricsReport {
 }
 
 function mean(label: string, m: { mean: number | null; count: number }): string {
-  return `  ${label}: ${fmtMs(m.mean)} (n=${m.count})`;
+  return `  ${label}: ${elapsed(m.mean, "latency")} (n=${m.count})`;
+}
+
+/** The mean timings, the same four lines in the summary and in the details. */
+function means(rep: MetricsReport): string[] {
+  return [
+    mean("activity TTFT (observed)", rep.means.activityTtft),
+    mean("activity duration", rep.means.activityElapsed),
+    mean("request TTFT (observed)", rep.means.requestTtft),
+    mean("request response", rep.means.requestResponse),
+  ];
 }
 
 function subtotal(t: ReceiptSubtotal): string {
-  const n = (v: number | null): string => (v === null ? "unavailable" : fmtCount(v));
-  return `in ${n(t.input)} · out ${n(t.output)} (reasoning ${n(t.reasoning)}) · cache R ${n(t.cacheRead)} W ${n(t.cacheWrite)} · cost ${t.cost === null ? "unavailable" : fmtCost(t.cost)}`;
+  const n = (v: number | null): string => (v === null ? "unavailable" : count(v));
+  return `in ${n(t.input)} · out ${n(t.output)} (reasoning ${n(t.reasoning)}) · cache R ${n(t.cacheRead)} W ${n(t.cacheWrite)} · cost ${t.cost === null ? "unavailable" : cost(t.cost)}`;
 }
 
 function groups(title: string, gs: readonly ReceiptGroup[]): string[] {
@@ -74,13 +84,13 @@ function agentLines(rep: MetricsReport, details: boolean): string[] {
   const out = ["Other-agent observations (separate; never added to parent coverage or native totals)"];
   if (rep.agentSummaries.length === 0 && rep.delegations.length === 0) out.push("  none recorded on this branch");
   for (const a of rep.agentSummaries) {
-    out.push(`  ${a.source}/${a.agentId}: EFF TPS ${fmtTps(a.effTps)} tok/s (covered ${a.covered}/${a.recorded})${a.active > 0 ? ` · ${a.active} active requests` : ""}`);
+    out.push(`  ${a.source}/${a.agentId}: EFF TPS ${rate(a.effTps, "tokens")} tok/s (covered ${a.covered}/${a.recorded})${a.active > 0 ? ` · ${a.active} active requests` : ""}`);
   }
   if (details) {
     for (const v of rep.agents) {
       const s = v.snapshot;
       out.push(
-        `    ${s.source}/${s.agentId}/${s.requestId} ${v.displayState} basis=${s.timingBasis} model=${s.provider ?? DASH}/${s.model ?? DASH} TTFT ${fmtMs(s.ttftMs)} response ${fmtMs(s.responseMs)} elapsed ${fmtMs(s.elapsedMs)} out ${s.outputTokens ?? DASH} reasoning ${s.reasoningTokens ?? DASH} stop ${s.stopReason ?? DASH} EFF ${fmtTps(v.effTps)} tool=${s.toolCallId ?? DASH} anchor=${s.anchorId}`,
+        `    ${s.source}/${s.agentId}/${s.requestId} ${v.displayState} basis=${s.timingBasis} model=${s.provider ?? UNKNOWN}/${s.model ?? UNKNOWN} TTFT ${elapsed(s.ttftMs, "latency")} response ${elapsed(s.responseMs, "latency")} elapsed ${elapsed(s.elapsedMs, "latency")} out ${s.outputTokens ?? UNKNOWN} reasoning ${s.reasoningTokens ?? UNKNOWN} stop ${s.stopReason ?? UNKNOWN} EFF ${rate(v.effTps, "tokens")} tool=${s.toolCallId ?? UNKNOWN} anchor=${s.anchorId}`,
       );
     }
   }
@@ -88,7 +98,7 @@ function agentLines(rep: MetricsReport, details: boolean): string[] {
     out.push(`  usage-only ${d.toolName || "tool"} (${d.mode}, ${d.results.length} results; breakdown only, no timing)`);
     if (details) {
       for (const r of d.results) {
-        out.push(`    [${r.slot}] ${r.agent ?? DASH} ${r.model ?? DASH} exit ${r.exitCode ?? DASH} turns ${r.turns ?? DASH} in ${fmtCount(r.input)} out ${fmtCount(r.output)} cache R ${fmtCount(r.cacheRead)} W ${fmtCount(r.cacheWrite)} cost ${fmtCost(r.cost)}`);
+        out.push(`    [${r.slot}] ${r.agent ?? UNKNOWN} ${r.model ?? UNKNOWN} exit ${r.exitCode ?? UNKNOWN} turns ${r.turns ?? UNKNOWN} in ${count(r.input)} out ${count(r.output)} cache R ${count(r.cacheRead)} W ${count(r.cacheWrite)} cost ${cost(r.cost)}`);
       }
     }
   }
@@ -105,8 +115,8 @@ function jobLines(j: JobSection): string[] {
   }
   const l = j.latest;
   out.push(
-    `  now: ${l === null ? DASH : `${l.running} running · ${fmtCount(l.linesPerSecond)} lines/s · ${fmtBytes(l.bytesPerSecond)}/s · event-loop p99 ${fmtMs(l.eventLoopDelayP99Ms)}`}`,
-    `  peak: ${j.peakRunning} running · ${fmtCount(j.peakLinesPerSecond)} lines/s · ${fmtBytes(j.peakBytesPerSecond)}/s · event-loop p99 ${fmtMs(j.peakEventLoopDelayP99Ms)} (${j.samples} samples)`,
+    `  now: ${l === null ? UNKNOWN : `${l.running} running · ${count(l.linesPerSecond)} lines/s · ${bytes(l.bytesPerSecond, "tight")}/s · event-loop p99 ${elapsed(l.eventLoopDelayP99Ms, "latency")}`}`,
+    `  peak: ${j.peakRunning} running · ${count(j.peakLinesPerSecond)} lines/s · ${bytes(j.peakBytesPerSecond, "tight")}/s · event-loop p99 ${elapsed(j.peakEventLoopDelayP99Ms, "latency")} (${j.samples} samples)`,
   );
   return out;
 }
@@ -114,7 +124,7 @@ function jobLines(j: JobSection): string[] {
 export function nativeLines(n: NativeTotals): string[] {
   return [
     "Native usage (whole session file, Pi's stored accounting)",
-    `  input ${fmtCount(n.input)} · output ${fmtCount(n.output)} · cache R ${fmtCount(n.cacheRead)} W ${fmtCount(n.cacheWrite)} · cost ${fmtCost(n.cost)}`,
+    `  input ${count(n.input)} · output ${count(n.output)} · cache R ${count(n.cacheRead)} W ${count(n.cacheWrite)} · cost ${cost(n.cost)}`,
   ];
 }
 
@@ -123,11 +133,8 @@ export function metricsSummary(rep: MetricsReport): string {
   const interrupted = rep.history.runs.filter((r) => r.state === "interrupted").length;
   const lines = [
     "Metrics (active branch)",
-    mean("activity TTFT (observed)", rep.means.activityTtft),
-    mean("activity duration", rep.means.activityElapsed),
-    mean("request TTFT (observed)", rep.means.requestTtft),
-    mean("request response", rep.means.requestResponse),
-    `Effective throughput: ${fmtTps(t.tps)} tok/s = ${fmtCount(t.outputTokens)} output / ${fmtMs(t.streamMs)} observed stream (covered ${t.covered}/${t.recorded} requests)`,
+    ...means(rep),
+    `Effective throughput: ${rate(t.tps, "tokens")} tok/s = ${count(t.outputTokens)} output / ${elapsed(t.streamMs, "latency")} observed stream (covered ${t.covered}/${t.recorded} requests)`,
     `  activities ${rep.history.runs.length}${interrupted > 0 ? ` · ${interrupted} interrupted/incomplete` : ""}`,
     ...nativeLines(rep.native),
     ...receiptLines(rep.receipts),
@@ -149,39 +156,36 @@ export interface DetailsContext {
 export function metricsDetails(rep: MetricsReport, d: DetailsContext): string {
   const f = d.footer;
   const live = rep.live;
-  const q = qualifierText(f.effQualifier);
+  const q = effQualifierText(f.effQualifier);
   const lines = [
     "Metrics details (read-only: edits are discarded, nothing is sent)",
     "",
     "Current activity (parent)",
     `  state ${live.activityState}${live.activityPartial ? " (partial: attached after start)" : ""} · requests ${live.requestCount} · tools running ${live.toolsRunning}`,
-    `  TTFT (observed) ${fmtMs(f.ttftMs)} · elapsed ${fmtMs(live.activityElapsedMs)}`,
-    `  EFF TPS ${fmtTps(f.effTps)} tok/s${q ? ` (${q})` : ""} · basis reported_output_tokens/observed_stream_elapsed_seconds`,
-    `  OBS TPS ${f.obsTps === null ? "hidden (no positive live rate)" : `≈${fmtTps(f.obsTps)} tok/s`}`,
-    `  last stop reason ${live.lastStopReason ?? DASH} · storage ${live.storageFailed ? "FAILED (capture incomplete)" : "ok"}`,
+    `  TTFT (observed) ${elapsed(f.ttftMs, "latency")} · elapsed ${elapsed(live.activityElapsedMs, "latency")}`,
+    `  EFF TPS ${rate(f.effTps, "tokens")} tok/s${q ? ` (${q})` : ""} · basis reported_output_tokens/observed_stream_elapsed_seconds`,
+    `  OBS TPS ${f.obsTps === null ? "hidden (no positive live rate)" : `≈${rate(f.obsTps, "tokens")} tok/s`}`,
+    `  last stop reason ${live.lastStopReason ?? UNKNOWN} · storage ${live.storageFailed ? "FAILED (capture incomplete)" : "ok"}`,
     "",
     "Header",
     `  directory ${f.cwd}`,
-    `  git branch ${d.footerOwned ? (f.gitBranch ?? DASH) : "unavailable (Metrics does not own the footer)"}`,
-    `  session ${f.sessionName ?? DASH} · model ${f.model ?? DASH}${f.thinkingLevel ? ` · thinking ${f.thinkingLevel}` : ""}`,
-    `  latest responder ${d.latestResponder ?? DASH}`,
+    `  git branch ${d.footerOwned ? (f.gitBranch ?? UNKNOWN) : "unavailable (Metrics does not own the footer)"}`,
+    `  session ${f.sessionName ?? UNKNOWN} · model ${f.model ?? UNKNOWN}${f.thinkingLevel ? ` · thinking ${f.thinkingLevel}` : ""}`,
+    `  latest responder ${d.latestResponder ?? UNKNOWN}`,
     "",
     "Context and cache (current branch)",
-    `  CTX ${fmtPct(f.contextPercent)} · ${f.contextTokens === null ? "?" : fmtCount(f.contextTokens)}/${f.contextWindow === null ? "?" : fmtCount(f.contextWindow)}`,
-    `  cache HIT (latest finalized request) ${f.cacheHit === null ? DASH : `${(f.cacheHit * 100).toFixed(1)}%`}`,
+    `  CTX ${percent(f.contextPercent, 1, "?")} · ${f.contextTokens === null ? "?" : count(f.contextTokens)}/${f.contextWindow === null ? "?" : count(f.contextWindow)}`,
+    `  cache HIT (latest finalized request) ${percent(f.cacheHit === null ? null : f.cacheHit * 100, 1)}`,
     "",
     ...nativeLines(rep.native),
     "",
     "Branch history",
-    mean("activity TTFT (observed)", rep.means.activityTtft),
-    mean("activity duration", rep.means.activityElapsed),
-    mean("request TTFT (observed)", rep.means.requestTtft),
-    mean("request response", rep.means.requestResponse),
-    `  effective throughput ${fmtTps(rep.throughput.tps)} tok/s (covered ${rep.throughput.covered}/${rep.throughput.recorded})`,
-    `  retained estimate ${rep.history.retained === null ? DASH : `${fmtTps(rep.history.retained.tps)} tok/s`}`,
+    ...means(rep),
+    `  effective throughput ${rate(rep.throughput.tps, "tokens")} tok/s (covered ${rep.throughput.covered}/${rep.throughput.recorded})`,
+    `  retained estimate ${rep.history.retained === null ? UNKNOWN : `${rate(rep.history.retained.tps, "tokens")} tok/s`}`,
     ...rep.history.requests.map(
       (r) =>
-        `    request ${r.requestId} schema ${r.schema} TTFT ${fmtMs(r.ttftMs)} response ${fmtMs(r.responseMs)} stream ${fmtMs(r.streamMs)} out ${r.outputTokens ?? DASH} reasoning ${r.reasoningTokens ?? DASH} stop ${r.stopReason ?? DASH} ${r.provider ?? DASH}/${r.model ?? DASH}`,
+        `    request ${r.requestId} schema ${r.schema} TTFT ${elapsed(r.ttftMs, "latency")} response ${elapsed(r.responseMs, "latency")} stream ${elapsed(r.streamMs, "latency")} out ${r.outputTokens ?? UNKNOWN} reasoning ${r.reasoningTokens ?? UNKNOWN} stop ${r.stopReason ?? UNKNOWN} ${r.provider ?? UNKNOWN}/${r.model ?? UNKNOWN}`,
     ),
     "",
     ...receiptLines(rep.receipts),

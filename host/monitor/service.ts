@@ -8,7 +8,7 @@
  * so a monitor started before /reload is delivered after it.
  */
 import { NO_HIT } from "../../mailbox/constants.ts";
-import type { ActorResult } from "../../mailbox/protocol.ts";
+import type { ActorResult } from "../../mailbox/result.ts";
 import type { MonitorOutcome } from "../../mailbox/monitor.ts";
 import type { JobEnded, JobHandle, JobRuntime, StopRequester } from "../runtime/api.ts";
 import { buildReport, structuredResult, type TerminalFacts } from "./report.ts";

@@ -2,19 +2,13 @@
  * The job runtime as the tool layers see it: start a job, watch it, talk to it, stop it. Monitors and shell jobs
  * are both built on this; neither touches a worker, a port or a process directly.
  */
-import type {
-  ActorResult,
-  ActorSnapshot,
-  JobIo,
-  JobSpec,
-  Notice,
-  ReadyReport,
-  RetainedWindow,
-  StopSignal,
-  TakenOutput,
-  WriteAck,
-} from "../../mailbox/protocol.ts";
+import type { ActorResult } from "../../mailbox/result.ts";
+import type { JobIo, JobSpec } from "../../mailbox/spec.ts";
+import type { Notice, ReadyReport } from "../../mailbox/messages.ts";
+import type { RetainedWindow, TakenOutput } from "../../mailbox/output.ts";
+import type { StopSignal, WriteAck } from "../../mailbox/control.ts";
 import type { MonitorContract } from "../../mailbox/monitor.ts";
+import type { JobPhase, LivePhase, StartStage } from "../../mailbox/lifecycle.ts";
 
 export type JobKind = "monitor" | "shell";
 
@@ -48,32 +42,24 @@ export interface StartRequest {
 export type StopRequester = "tool" | "session_shutdown";
 
 /**
- * One job's lifecycle, owned by the host's side of the job (host/runtime/job.ts); the tool layers derive everything they show
- * from it and keep no copy. The phase is about the process: `starting` until it exists (its pid is published in the
- * job's cell), `running` from then on, `ended` once the terminal result is in. A stop request is another fact beside
- * it: a job is stopping from the request until its result, whether or not its process exists yet.
+ * One job's lifecycle as the host keeps it, owned by the host's side of the job (host/runtime/job.ts); the tool layers
+ * derive everything they show from it and keep no copy. The phase (mailbox/lifecycle.ts, `JobPhase`) is about the
+ * process: `starting` until it exists (its pid is published in the job's cell), `running` from then on, `ended` once
+ * the terminal result is in. A stop request is another fact beside it: a job is stopping from the request until its
+ * result, whether or not its process exists yet.
  */
 export type JobState =
-  | { phase: "starting" | "running"; stopBy: StopRequester | null }
+  | { phase: LivePhase; stopBy: StopRequester | null }
   | JobEnded;
 
 /** A job's state once its terminal result is in; `stopBy` says who asked for the stop (null: it ended on its own). */
 export interface JobEnded {
-  phase: "ended";
+  phase: Extract<JobPhase, "ended">;
   result: ActorResult;
   stopBy: StopRequester | null;
 }
 
-export type JobPhase = JobState["phase"];
-
-/**
- * Why a job is still `starting`, from facts the runtime owns: `waiting_for_thread` while its start waits in the pool
- * (no loaded thread is free and as many threads as may boot at once are booting, host/runtime/pool.ts); `booting` once the
- * pool has handed it to a thread that has not claimed the spawn yet (the thread is still loading the actor's modules,
- * or the actor is preparing); `forking` while the actor is inside spawn (the cell says `spawning`). A burst's starts
- * move through them in this order; the tools and the console show them so that a slow start says where it is.
- */
-export type StartStage = "waiting_for_thread" | "booting" | "forking";
+export type { JobPhase, LivePhase, LiveStatus, StartStage } from "../../mailbox/lifecycle.ts";
 
 /** Live figures of one job, read from its shared cell (no message per output chunk). */
 export interface JobFigures {
@@ -149,7 +135,6 @@ export interface JobHandle {
   write(bytes: Uint8Array): Promise<WriteAck>;
   endStdin(): Promise<WriteAck>;
   resize(cols: number, rows: number): Promise<WriteAck>;
-  snapshot(): Promise<ActorSnapshot | null>;
   /**
    * Stop the process group (signal, then SIGKILL after the grace) and resolve with the terminal result. A job still
    * starting is cancelled: it never spawns, or its group is stopped as soon as it is published. `bounded` (shutdown)
@@ -159,7 +144,7 @@ export interface JobHandle {
   stop(signal?: StopSignal, options?: { bounded?: boolean; by?: StopRequester }): Promise<ActorResult>;
 }
 
-export type { RetainedLine, RetainedWindow, TakenOutput } from "../../mailbox/protocol.ts";
+export type { RetainedLine, RetainedWindow, TakenOutput } from "../../mailbox/output.ts";
 
 export interface JobRuntime {
   /** Start a job; a spawn failure arrives as the terminal result with cause "spawn_failed". */

@@ -18,6 +18,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
+import { fieldsOfStat, statField, threadFile } from "../../shared/proc-stat.ts";
 
 /** How long a heartbeat must stand still before the verdict is considered at all. */
 export const STALLED_ACTOR_MS = 15_000;
@@ -161,18 +162,19 @@ export class OwnClock {
 
 /**
  * Reads one of this process's threads from /proc (Linux) without blocking the caller's thread: its CPU and run-queue
- * times (`schedstat`: ns on a CPU, ns waiting on a run queue, timeslices) and its state (`stat`, after the name in
- * parentheses, which may itself hold any character). Null when the thread is gone or /proc cannot be read.
+ * times (`schedstat`: ns on a CPU, ns waiting on a run queue, timeslices) and its state (`stat`, parsed by
+ * shared/proc-stat.ts). Null when the thread is gone or /proc cannot be read.
  */
 export async function readThread(tid: number): Promise<ThreadReading | null> {
   try {
     const [schedstat, stat] = await Promise.all([
-      readFile(`/proc/self/task/${tid}/schedstat`, "latin1"),
-      readFile(`/proc/self/task/${tid}/stat`, "latin1"),
+      readFile(threadFile(tid, "schedstat"), "latin1"),
+      readFile(threadFile(tid, "stat"), "latin1"),
     ]);
     const [cpuNs, queuedNs] = schedstat.trim().split(" ").map(Number);
-    const state = stat.charAt(stat.lastIndexOf(")") + 2);
-    if (!Number.isFinite(cpuNs) || !Number.isFinite(queuedNs) || !/^[RSDItTPW]$/.test(state)) return null;
+    const fields = fieldsOfStat(stat);
+    const state = fields === null ? undefined : statField(fields, "state");
+    if (!Number.isFinite(cpuNs) || !Number.isFinite(queuedNs) || state === undefined || !/^[RSDItTPW]$/.test(state)) return null;
     return { cpuMs: cpuNs! / 1e6, queuedMs: queuedNs! / 1e6, runnable: state === "R" };
   } catch {
     return null;

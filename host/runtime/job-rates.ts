@@ -1,21 +1,21 @@
 /**
- * The job runtime's figures for the shared 250 ms sampler: running jobs, output lines and bytes per second since
+ * The job runtime's rates for the shared 250 ms sampler: running jobs, output lines and bytes per second since
  * the previous sample, and the host thread's event-loop delay (p99 over the same interval). Everything comes from
  * counters the runtime keeps in constant work per batch; reading them costs nothing per line.
  */
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
-import type { JobFigures } from "../metrics/snapshot.ts";
+import type { JobRates } from "../metrics/views.ts";
 import type { SupervisedRuntime } from "./runtime.ts";
 
-export interface JobRates {
+export interface JobRateSampler {
   /** One sample: rates since the previous call. */
-  sample(): JobFigures;
+  sample(): JobRates;
   /** Measures the event-loop delay while a session is live. */
   start(): void;
   stop(): void;
 }
 
-export function createJobRates(runtime: () => SupervisedRuntime): JobRates {
+export function createJobRateSampler(runtime: () => SupervisedRuntime): JobRateSampler {
   const delay = monitorEventLoopDelay({ resolution: 10 });
   let last = { at: performance.now(), ...runtime().totals() };
   return {

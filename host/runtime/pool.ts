@@ -18,7 +18,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Piscina } from "piscina";
 import { workerUrl } from "../../shared/entry-url.ts";
 import { JobCellReader } from "../../mailbox/cell.ts";
-import type { ActorTask, ActorTaskResult } from "../../mailbox/protocol.ts";
+import { poolClosedBeforeThread } from "../../mailbox/errors.ts";
+import type { ActorTask, ActorTaskResult } from "../../mailbox/task.ts";
 import { startsToAdmit } from "./thread-boots.ts";
 
 export interface ActorPool {
@@ -266,11 +267,7 @@ export function createActorPool(options: { capacity: number; warm: number; entry
     lastError: () => lastError,
     run(task, signal) {
       jobs += 1;
-      // Threads never check messages themselves: the host checks every message of the data port in both directions
-      // (and the spec before it starts the job), and compiling the checks cost each new thread ~0.4 s of CPU in a
-      // checkout — most of a burst's time there (docs/decisions.md).
-      const unchecked: ActorTask = { ...task, checkMessages: false };
-      const running = startJob(unchecked, signal);
+      const running = startJob(task, signal);
       scheduleTopUp();
       return running.finally(() => {
         jobs -= 1;
@@ -286,7 +283,7 @@ export function createActorPool(options: { capacity: number; warm: number; entry
       // Only jobs that were stopped can still wait (destroy comes once no job runs); a job that somehow still wanted a
       // thread fails with a reason rather than staying "starting" for good.
       for (const start of waiting.splice(0)) {
-        start.settle(start.dropped() || start.task === null ? { skipped: true } : { error: new Error("the actor pool closed before the job got a thread") });
+        start.settle(start.dropped() || start.task === null ? { skipped: true } : { error: new Error(poolClosedBeforeThread()) });
       }
       // Ending a thread in the middle of loading its modules can abort the whole process (Node's module loader asserts
       // "IsGraphAsync must be used on an instantiated module"; seen when a session quit during a burst of starts). So

@@ -10,8 +10,10 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { createLogBudget, createSessionLogDir } from "../../shared/log-budget.ts";
 import { protocolCheckers } from "../../mailbox/check.ts";
-import type { JobSpec } from "../../mailbox/protocol.ts";
-import { createRegistryRecorder, crashCleanupEnabled, type RegistryRecorder } from "../safety/crash-cleanup.ts";
+import { capacityReached, invalidJobSpec, runtimeShutDown } from "../../mailbox/errors.ts";
+import type { JobSpec } from "../../mailbox/spec.ts";
+import { checkMessagesForced, crashCleanupEnabled, redactionEnabled, spawnerEnabled } from "../config.ts";
+import { createRegistryRecorder, type RegistryRecorder } from "../safety/crash-cleanup.ts";
 import { installExitNet } from "../safety/exit-net.ts";
 import { Job } from "./job.ts";
 import { createActorPool, type ActorPool } from "./pool.ts";
@@ -45,7 +47,7 @@ export const DEFAULT_LOG_BUDGET = 256 * 1024 * 1024;
 
 export class CapacityError extends Error {
   constructor(capacity: number) {
-    super(`job capacity reached: ${capacity} jobs are already running; stop or collect one before starting another`);
+    super(capacityReached(capacity));
     this.name = "CapacityError";
   }
 }
@@ -103,7 +105,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
     }
     return logDir;
   };
-  const useSpawner = options.spawner ?? process.env.PI_JOBS_SPAWNER !== "0";
+  const useSpawner = options.spawner ?? spawnerEnabled(process.env);
   /** The spawner listens in the session's log directory, which is private to this user. */
   let spawner: Spawner | null = null;
   const ensureSpawner = (): Spawner | null => (useSpawner && !closed ? (spawner ??= createSpawner(ensureLogDir())) : spawner);
@@ -118,7 +120,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   };
 
   function start(request: StartRequest): JobHandle {
-    if (closed) throw new Error("the job runtime has shut down");
+    if (closed) throw new Error(runtimeShutDown());
     if (live.size >= capacity) throw new CapacityError(capacity);
     const dir = ensureLogDir();
     const spawnerPath = request.io.kind === "pipes" ? ensureSpawner()?.socketPath() : null;
@@ -145,9 +147,9 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       ...(request.watch ? { watch: request.watch } : {}),
       ...(spawnerPath ? { spawner: spawnerPath } : {}),
     };
-    // The actor threads do not check messages (host/runtime/pool.ts): the spec is checked here, where a bad one is refused.
+    // The actor threads do not check messages (actors/job/actor.ts): the spec is checked here, where a bad one is refused.
     const invalid = checkMessages ? protocolCheckers().jobSpec(spec) : null;
-    if (invalid) throw new Error(`pi-jobs: invalid job spec: ${invalid}`);
+    if (invalid) throw new Error(invalidJobSpec(invalid));
     started[request.kind] = number;
     const job = new Job({
       spec,
@@ -215,7 +217,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
     async shutdown() {
       closed = true;
       // Bounded: the jobs' grace and a second. Every job is stopped at once; past its grace the supervisor kills what
-      // the actor has not (host/runtime/job.ts), so each has settled by then, its group gone or recorded as unconfirmed.
+      // the actor has not (host/runtime/supervisor.ts), so each has settled by then, its group gone or recorded as unconfirmed.
       const deadline = performance.now() + [...live.values()].reduce((grace, job) => Math.max(grace, job.spec.killGraceMs), 0) + SHUTDOWN_SLACK_MS;
       const remaining = () => Math.max(0, deadline - performance.now());
       await stopAll();
@@ -264,11 +266,6 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   };
 }
 
-/** `PI_JOBS_REDACT=0` turns redaction off, for a user who needs raw values in front of the model. */
-export function redactionEnabled(env: Readonly<Record<string, string | undefined>>): boolean {
-  return env.PI_JOBS_REDACT !== "0";
-}
-
 export function defaultShell(): string {
   return process.env.SHELL && process.env.SHELL.length > 0 ? process.env.SHELL : "/bin/sh";
 }
@@ -279,8 +276,8 @@ export function defaultShell(): string {
  * node_modules either, but has no devDependencies, so TypeBox (a peer Pi keeps to its own thread) is absent there.
  */
 function defaultCheckMessages(): boolean {
-  if (process.env.PI_JOBS_CHECK_MESSAGES === "1") return true;
-  if (process.env.PI_JOBS_CHECK_MESSAGES === "0") return false;
+  const forced = checkMessagesForced(process.env);
+  if (forced !== null) return forced;
   if (new URL(import.meta.url).pathname.split("/").includes("node_modules")) return false;
   try {
     createRequire(import.meta.url).resolve("typebox");

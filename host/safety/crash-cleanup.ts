@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { processesOfRuntimes } from "../../shared/job-tag.ts";
+import { crashCleanupEnabled } from "../config.ts";
 import { groupMembers, signalGroup } from "../../shared/process-group.ts";
 import { scan } from "../../shared/proc-scan.ts";
 import { startTicksOf, statFields } from "../../shared/proc-stat.ts";
@@ -34,10 +35,6 @@ const POLL_MS = 25;
 export function readStartTicks(pid: number): number | null {
   const fields = statFields(pid);
   return fields === null ? null : startTicksOf(fields);
-}
-
-export function crashCleanupEnabled(env: Readonly<Record<string, string | undefined>>): boolean {
-  return env.PI_JOBS_CRASH_CLEANUP !== "0" && process.platform === "linux";
 }
 
 export interface RegistryRecorder {

@@ -1,7 +1,8 @@
 /**
- * Installs shell jobs into one Pi extension instance: the five tools, the /shell-jobs-sessions command, the
- * --keep-builtin-bash flag, the system-prompt guidance, codemode receipts, steering and wake-on-exit delivery, and
- * the reload handover of the session registry. POSIX only: Windows is not supported.
+ * Installs shell jobs into one Pi extension instance: the five tools, the --keep-builtin-bash flag, the system-prompt
+ * guidance, codemode receipts, steering and wake-on-exit delivery, and the reload handover of the session registry.
+ * The human's view of the jobs, /shell-jobs-sessions among it, is the UI's (host/console/install.ts). POSIX only:
+ * Windows is not supported.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
@@ -11,17 +12,10 @@ import type { JobRuntime } from "../runtime/api.ts";
 import { SHELL_JOBS_GUIDANCE } from "./guidance.ts";
 import { WAKE_MESSAGE_TYPE } from "./notices.ts";
 import { ExecCommandParams, KillSessionParams, ListSessionsParams, SetOnExitParams, WriteStdinParams } from "./params.ts";
-import {
-  KillResultSchema,
-  ListResultSchema,
-  ProcessResultSchema,
-  SetOnExitResultSchema,
-  killText,
-  listText,
-  processResultText,
-  setOnExitText,
-} from "./result.ts";
-import { ShellService, stopAllIn, type CallContext, type ShellServiceOptions } from "./service.ts";
+import { KillResultSchema, ListResultSchema, ProcessResultSchema, SetOnExitResultSchema } from "./result-schemas.ts";
+import { killText, listText, processResultText, setOnExitText } from "./result-text.ts";
+import { ShellService, type CallContext, type ShellServiceOptions } from "./service.ts";
+import { stopAllIn } from "./stop.ts";
 import { createShellState, type ShellState } from "./state.ts";
 import { WakeScheduler } from "./wake-delivery.ts";
 import type { WakeTiming } from "./wake-ledger.ts";
@@ -34,8 +28,6 @@ export interface ShellJobsOptions extends Omit<ShellServiceOptions, "runtime"> {
   /** Registered sessions (default 64). */
   capacity?: number;
   wakeTiming?: WakeTiming;
-  /** Register the plain-text `/shell-jobs-sessions` (default true); the full host registers the UI's picker instead. */
-  sessionsCommand?: boolean;
 }
 
 export interface ShellJobs {
@@ -69,7 +61,6 @@ export function installShellJobs(pi: ExtensionAPI, lifecycle: Lifecycle, options
   });
 
   registerTools(pi, service);
-  if (options.sessionsCommand !== false) registerCommand(pi, service);
   pi.registerFlag(KEEP_BUILTIN_BASH_FLAG, {
     description: "Keep Pi's built-in bash (and powershell) tools active next to the shell-job tools",
     type: "boolean",
@@ -214,38 +205,4 @@ function registerTools(pi: ExtensionAPI, service: ShellService): void {
     (params, call) => service.kill(params, call),
     killText,
   );
-}
-
-function registerCommand(pi: ExtensionAPI, service: ShellService): void {
-  pi.registerCommand("shell-jobs-sessions", {
-    description: "List shell-job sessions; `stop N` stops one (without consuming output)",
-    handler: async (args, ctx) => {
-      const [verb, idText] = args.trim().split(/\s+/);
-      const call: CallContext = { toolCallId: "shell-jobs-sessions", cwd: ctx.cwd };
-      if (verb === "stop") {
-        try {
-          const result = await service.kill({ session_id: Number(idText) }, call);
-          ctx.ui.notify(killText(result), result.killed ? "info" : "warning");
-        } catch (error) {
-          ctx.ui.notify((error as Error).message, "error");
-        }
-        return;
-      }
-      const listing = await service.listSessions({});
-      const running = listing.sessions.filter((s) => s.running);
-      if (ctx.mode !== "tui" || running.length === 0) {
-        ctx.ui.notify(listText(listing), "info");
-        return;
-      }
-      const close = "(close)";
-      const labels = running.map((s) => `stop ${s.session_id}: ${s.cmd.replace(/\s+/g, " ").slice(0, 60)}`);
-      const choice = await ctx.ui.select(listText(listing).split("\n")[0] ?? "Shell sessions", [...labels, close]);
-      const index = choice === undefined ? -1 : labels.indexOf(choice);
-      if (index < 0) return;
-      const target = running[index]!;
-      if (!(await ctx.ui.confirm("Stop shell session", `Stop session ${target.session_id}?`))) return;
-      const result = await service.kill({ session_id: target.session_id }, call);
-      ctx.ui.notify(killText(result), result.killed ? "info" : "warning");
-    },
-  });
 }

@@ -2,7 +2,8 @@
  * What exec_command and write_stdin answer, built from one reading of the session's job, the output the call took
  * and how its wait ended. Pure.
  */
-import type { ReadyReport, TakenOutput } from "../../mailbox/protocol.ts";
+import type { ReadyReport } from "../../mailbox/messages.ts";
+import type { TakenOutput } from "../../mailbox/output.ts";
 import type { JobEnded, JobState } from "../runtime/api.ts";
 import type { WaitEnd } from "./job-wait.ts";
 import type { ProcessResult, ReadyResult, WaitStatus } from "./result.ts";

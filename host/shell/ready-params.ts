@@ -3,7 +3,7 @@
  * Pure apart from compiling the pattern once (to reject one that cannot compile); every error names its field.
  */
 import { validatePattern } from "../../shared/linear-regex.ts";
-import type { ReadySpec } from "../../mailbox/protocol.ts";
+import type { ReadySpec } from "../../mailbox/spec.ts";
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
 

@@ -1,33 +1,32 @@
 /**
  * The five shell tools as operations on the shared state and the job runtime, free of Pi: each takes raw
- * arguments plus the call's id, signal and cwd, and answers with a structured result (or throws a ShellToolError
- * whose message names the fields). install.ts turns them into Pi tools.
+ * arguments plus the call's id, signal and cwd, and answers with a structured result (or throws a ShellToolError,
+ * host/shell/tool-error.ts, whose message names the fields). install.ts turns them into Pi tools. This file starts,
+ * waits and answers; write_stdin's input is sent by host/shell/send-input.ts, stops are host/shell/stop.ts, and a
+ * codemode script's receipt is host/shell/script-receipts.ts.
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import type { ReadyReport, TakenOutput } from "../../mailbox/protocol.ts";
+import type { ReadyReport } from "../../mailbox/messages.ts";
+import type { TakenOutput } from "../../mailbox/output.ts";
 import type { JobRuntime } from "../runtime/api.ts";
-import { readEmptyPollCap, steerInterruptEnabled } from "./config.ts";
+import { readEmptyPollCap, steerInterruptEnabled } from "../config.ts";
 import { waitFor, type Steering, type WaitEnd } from "./job-wait.ts";
 import { KILL_GRACE_MS, LOG_MAX_BYTES, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "./limits.ts";
 import { listeningOf, refreshListening } from "./listening.ts";
-import { receiptText, type ReceiptLine } from "./notices.ts";
 import { joinTakes, processAnswer, reportedEnd, type WaitOutcome } from "./process-answer.ts";
 import type { KillResult, ListResult, ProcessResult, SessionEntryView, SetOnExitResult } from "./result.ts";
+import { finalizeScript, releaseScripts } from "./script-receipts.ts";
 import { outerCallOf, touchScript } from "./scripts.ts";
-import { killAnswer, listAnswer, receiptLine, sessionEntry, setOnExitAnswer } from "./session-answers.ts";
+import { sendInput } from "./send-input.ts";
+import { listAnswer, sessionEntry, setOnExitAnswer } from "./session-answers.ts";
 import { completionOf, createSession, logPathOf, readSession, type ShellSession } from "./session.ts";
 import { startRequestOf } from "./start-request.ts";
 import type { ShellState } from "./state.ts";
-import { validateExec, validateKill, validateListSessions, validateSetOnExit, validateWriteStdin, type Checked } from "./validate.ts";
+import { KILL_CONFIRM_SLACK_MS, killSession, stopAllIn } from "./stop.ts";
+import { ShellToolError, unwrap } from "./tool-error.ts";
+import { validateExec, validateKill, validateListSessions, validateSetOnExit, validateWriteStdin } from "./validate.ts";
 import { planWait, type WaitPlan, type WaitPlanResult } from "./waits.ts";
-
-export class ShellToolError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ShellToolError";
-  }
-}
 
 export interface CallContext {
   /** Pi's tool call id; `<outer>/<n>` for calls a codemode script made. */
@@ -47,17 +46,9 @@ export interface ShellServiceOptions {
   logMaxBytes?: number;
 }
 
-/** How long past the grace kill_session waits for the stop to be confirmed before it reports `killed: false`. */
-const KILL_CONFIRM_SLACK_MS = 10_000;
-
 function planOrThrow(planned: WaitPlanResult): WaitPlan {
   if (!planned.ok) throw new ShellToolError(planned.error);
   return planned.plan;
-}
-
-function unwrap<T>(checked: Checked<T>): T {
-  if (!checked.ok) throw new ShellToolError(checked.error);
-  return checked.value;
 }
 
 /** The actor's readiness report; a job that ended first never resolves it (its end answers the wait). */
@@ -182,32 +173,7 @@ export class ShellService {
       return replay;
     }
 
-    const notes: string[] = [];
-    if (request.endStdin && session.tty) {
-      throw new ShellToolError(`write_stdin: end_stdin is for pipes; session ${session.id} is a PTY (send "\\u0004" for Ctrl-D instead)`);
-    }
-    if (request.resize !== null && !session.tty) {
-      throw new ShellToolError(`write_stdin: cols/rows resize a PTY; session ${session.id} uses pipes`);
-    }
-    if (session.handle.phase() !== "ended") {
-      if (request.resize !== null) {
-        const ack = await session.handle.resize(request.resize.cols, request.resize.rows);
-        if (!ack.ok) throw new ShellToolError(`write_stdin: resize of session ${session.id} failed: ${ack.error}`);
-        notes.push(`resized to ${request.resize.cols}x${request.resize.rows}`);
-      }
-      if (request.input !== null) {
-        const ack = await session.handle.write(request.input);
-        if (!ack.ok) throw new ShellToolError(`write_stdin: input to session ${session.id} was not accepted: ${ack.error}`);
-        notes.push(`wrote ${request.input.length} bytes`);
-      }
-      if (request.endStdin) {
-        const ack = await session.handle.endStdin();
-        if (!ack.ok) throw new ShellToolError(`write_stdin: closing stdin of session ${session.id} failed: ${ack.error}`);
-        notes.push("stdin closed");
-      }
-    } else if (request.input !== null || request.endStdin || request.resize !== null) {
-      notes.push("input was not sent: the process has ended");
-    }
+    const notes = await sendInput(session, request);
 
     const plan = planOrThrow(
       planWait({
@@ -334,39 +300,11 @@ export class ShellService {
     const request = unwrap(validateKill(raw));
     const session = this.lookup("kill_session", request.sessionId);
     touchScript(this.state.scripts, call.toolCallId, session.id);
-    const { ledger, registry } = this.state;
-    const signal = request.signal;
-    if (session.handle.phase() === "ended") {
-      // Stopping a finished job discards it: no wake, no replay; the log stays.
-      ledger.suppress(session.id);
-      registry.remove(session.id, logPathOf(session));
-      const message = "the job had already ended; it was removed from the registry (its log remains)";
-      return killAnswer(session, readSession(session, Date.now()), { signal, already_exited: true, killed: false, message });
-    }
-    ledger.suppress(session.id);
     // The wait covers the actor's own escalation (grace, SIGKILL, confirmation) with room for a busy machine: on an idle
     // one a stop ends in milliseconds, and reporting `killed: false` for a job that is merely slow to be reaped would
     // leave the model with a job it must stop again.
     const confirmMs = this.options.killConfirmMs ?? (this.options.killGraceMs ?? KILL_GRACE_MS) + KILL_CONFIRM_SLACK_MS;
-    let timer: ReturnType<typeof setTimeout> | null = null;
-    const outcome = await Promise.race([
-      session.handle.stop(signal, { by: "tool" }).then(() => "ended" as const),
-      new Promise<"unconfirmed">((resolveTimer) => {
-        timer = setTimeout(() => resolveTimer("unconfirmed"), confirmMs);
-      }),
-    ]);
-    if (timer !== null) clearTimeout(timer);
-    const reading = readSession(session, Date.now());
-    const result = reading.state.phase === "ended" ? reading.state.result : null;
-    if (outcome === "unconfirmed" || result?.cleanup !== "confirmed") {
-      const message =
-        outcome === "unconfirmed"
-          ? `the stop was not confirmed within ${confirmMs} ms; the job stays registered (it is still being stopped)`
-          : "the process ended but its process group could not be confirmed gone; the job stays registered";
-      return killAnswer(session, reading, { signal, already_exited: false, killed: false, message });
-    }
-    registry.remove(session.id, reading.logPath);
-    return killAnswer(session, reading, { signal, already_exited: false, killed: true, message: "the process group was stopped; no wake will be sent" });
+    return await killSession(this.state, session, request.signal, confirmMs);
   }
 
   // ── codemode receipts ─────────────────────────────────────────────────────────────────────────────────────────
@@ -381,28 +319,12 @@ export class ShellService {
    * receipt reports its completions, which consumes their wakes; a failed one leaves them eligible.
    */
   finalizeScript(outerCallId: string, success: boolean): string | null {
-    const touched = this.state.scripts.get(outerCallId);
-    if (touched === undefined) return null;
-    this.state.scripts.delete(outerCallId);
-    const now = Date.now();
-    const lines: ReceiptLine[] = [...touched].map((id) => {
-      const session = this.state.registry.get(id);
-      if (session === undefined) {
-        return { sessionId: id, state: "ended", running: false, logPath: this.state.registry.removedLog(id) ?? null, replayable: false, gone: true };
-      }
-      return receiptLine(session, readSession(session, now), session.replay !== null);
-    });
-    this.state.ledger.finalize(outerCallId, success, performance.now());
-    this.state.onCompletion();
-    return receiptText(lines);
+    return finalizeScript(this.state, outerCallId, success);
   }
 
   /** A run ended with scripts that never finalized: what they held becomes eligible again. */
   releaseScripts(): void {
-    if (this.state.scripts.size === 0) return;
-    this.state.scripts.clear();
-    this.state.ledger.releaseAllHeld(performance.now());
-    this.state.onCompletion();
+    releaseScripts(this.state);
   }
 
   // ── shutdown ──────────────────────────────────────────────────────────────────────────────────────────────────
@@ -411,13 +333,4 @@ export class ShellService {
   async stopAll(): Promise<void> {
     await stopAllIn(this.state);
   }
-}
-
-export async function stopAllIn(state: ShellState): Promise<void> {
-  state.closing = true;
-  const running = state.registry.all().filter((s) => s.handle.phase() !== "ended");
-  await Promise.all(running.map((s) => s.handle.stop("SIGTERM", { bounded: true, by: "session_shutdown" }).catch(() => undefined)));
-  state.registry.clear();
-  state.ledger.clear();
-  state.scripts.clear();
 }

@@ -1,15 +1,22 @@
 /**
  * What a job's supervision looks like to the model: its state, why it stopped, its hard deadline, how long it has
  * been quiet, its log and whether its process group is known to be gone. Pure: derived from the job's state (its
- * phase, who asked for a stop, its terminal result) and a few observed numbers.
+ * phase, who asked for a stop, its terminal result) and a few observed numbers. A live job's words are the lifecycle's
+ * (mailbox/lifecycle.ts, `LiveStatus`); how a job ended is said in the shell-jobs spec's words (a deadline is
+ * `timed_out`, where the runtime's cause is `timeout`).
  */
-import type { ActorResult } from "../../mailbox/protocol.ts";
-import type { JobState, StopRequester } from "../runtime/api.ts";
+import type { ActorResult } from "../../mailbox/result.ts";
+import { liveStatus } from "../../mailbox/lifecycle.ts";
+import type { JobState, LivePhase, LiveStatus, StopRequester } from "../runtime/api.ts";
 
-export type SupervisionState = "starting" | "running" | "stopping" | "exited" | "failed" | "timed_out" | "stopped" | "log_quota" | "log_failed";
+/** How a shell job ended, in the shell-jobs spec's words. */
+export type EndedStatus = "exited" | "failed" | "timed_out" | "stopped";
+/** The supervision's `state`: the lifecycle's word while the job lives, then how it ended (a full log named apart). */
+export type SupervisionState = LiveStatus | EndedStatus | "log_quota" | "log_failed";
 export type StopReason = "timed_out" | "stopped" | "session_shutdown" | "log_quota" | "log_failed" | "spawn_failed" | "actor_crashed" | "actor_unresponsive";
 export type Cleanup = "none" | "pending" | "confirmed" | "unconfirmed";
-export type ProcessStatus = "starting" | "running" | "exited" | "failed" | "timed_out" | "stopped";
+/** The tools' `status`: whether the process exists yet, then how the job ended (a stop request leaves it as it is). */
+export type ProcessStatus = LivePhase | EndedStatus;
 
 export interface Supervision {
   state: SupervisionState;
@@ -32,8 +39,8 @@ export interface Failure {
 
 /** How a job ended, in the terms of the tool results. */
 export interface Ending {
-  status: Exclude<ProcessStatus, "starting" | "running">;
-  state: Exclude<SupervisionState, "starting" | "running" | "stopping">;
+  status: EndedStatus;
+  state: Exclude<SupervisionState, LiveStatus>;
   stopReason: StopReason | null;
   failure: Failure | null;
 }
@@ -124,7 +131,7 @@ export function deriveSupervision(input: SupervisionInput): Supervision {
   const stopping = job.phase !== "ended" && job.stopBy !== null;
   const until = result === null ? input.nowEpochMs : result.endedAt;
   return {
-    state: ending?.state ?? (stopping ? "stopping" : job.phase === "starting" ? "starting" : "running"),
+    state: job.phase === "ended" ? describeEnding(job.result, job.stopBy, input.timeoutMs).state : liveStatus(job.phase, stopping),
     stop_reason: ending?.stopReason ?? null,
     deadline_utc: input.deadlineEpochMs === null ? null : new Date(input.deadlineEpochMs).toISOString(),
     quiet_ms: Math.max(0, Math.round(until - input.lastActivityEpochMs)),

@@ -6,7 +6,7 @@ import { decodeCEscapes } from "./escapes.ts";
 import { FIELDS, type ShellToolName } from "./params.ts";
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, MAX_WRITE_QUEUE_BYTES, PTY_COLS, PTY_ROWS } from "./limits.ts";
 import type { WaitKind } from "./waits.ts";
-import type { ReadySpec } from "../../mailbox/protocol.ts";
+import type { ReadySpec } from "../../mailbox/spec.ts";
 import { readyOf, stallOf } from "./ready-params.ts";
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };

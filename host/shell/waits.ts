@@ -2,7 +2,7 @@
  * How long one tool call waits before it answers. A wait is attachment, not lifetime: it ends early on exit,
  * cancellation or steering and never stops the job. Pure arithmetic on the validated parameters and a clock value.
  */
-import type { EmptyPollCap } from "./config.ts";
+import type { EmptyPollCap } from "../config.ts";
 import {
   DEFAULT_EXEC_WAIT_MS,
   DEFAULT_INPUT_WAIT_MS,

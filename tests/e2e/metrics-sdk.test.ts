@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_EVENT, ENTRY_AGENT, ENTRY_DELEGATION, ENTRY_RECEIPT, ENTRY_REQUEST, ENTRY_RUN, ENTRY_TRACE } from "../../host/metrics/constants.ts";
 import { createAgentMetricsBridge } from "../../host/metrics/bridge.ts";
-import { fmtTps } from "../../host/metrics/format.ts";
+import { rate } from "../../ui/format.ts";
 import { makeTempDir, removeDir } from "./harness/paths.ts";
 import { startSdkSession, type SdkSession, type SdkSessionOptions } from "./harness/sdk.ts";
 
@@ -115,7 +115,7 @@ describe("metrics in real Pi", () => {
     expect(scaledRate).toBeGreaterThan(firstRate * 4);
 
     const text = await details(s);
-    expect(text).toContain(`retained estimate ${fmtTps(scaledRate)} tok/s`);
+    expect(text).toContain(`retained estimate ${rate(scaledRate, "tokens")} tok/s`);
     s.notes.length = 0;
     await s.session.prompt("/metrics");
     const summary = s.notes.join("\n");
@@ -128,13 +128,13 @@ describe("metrics in real Pi", () => {
   it("restores records after reopening the session, and branch navigation restores the right estimate", async () => {
     const s = await start({ sessionDir: join(dir, "sessions"), sessionFile: file });
     expect(customs(s.session, ENTRY_REQUEST)).toHaveLength(2);
-    expect(await details(s)).toContain(`retained estimate ${fmtTps(scaledRate)} tok/s`);
-    expect(await details(s)).toContain(`EFF TPS ${fmtTps(scaledRate)} tok/s (last)`);
+    expect(await details(s)).toContain(`retained estimate ${rate(scaledRate, "tokens")} tok/s`);
+    expect(await details(s)).toContain(`EFF TPS ${rate(scaledRate, "tokens")} tok/s (last)`);
 
     await s.session.navigateTree(firstRunFinalId);
     const afterNav = await details(s);
-    expect(afterNav).toContain(`retained estimate ${fmtTps(firstRate)} tok/s`);
-    expect(afterNav).toContain(`EFF TPS ${fmtTps(firstRate)} tok/s (last)`);
+    expect(afterNav).toContain(`retained estimate ${rate(firstRate, "tokens")} tok/s`);
+    expect(afterNav).toContain(`EFF TPS ${rate(firstRate, "tokens")} tok/s (last)`);
     expect(afterNav).toContain("(covered 1/1)");
   });
 

@@ -7,8 +7,9 @@ import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { messageText } from "../fixtures/faux-provider.ts";
 import { freePort } from "../fixtures/free-port.ts";
+import { overlayHost, type OpenedComponent } from "../fixtures/overlay-host.ts";
 import { REPO_ROOT } from "./harness/paths.ts";
-import { startSdkSession, wakeMessages, type SdkSession } from "./harness/sdk.ts";
+import { startSdkSession, wakeMessages, type SdkSession, type SdkSessionOptions } from "./harness/sdk.ts";
 
 const SHELL_ENTRY = join(REPO_ROOT, "tests", "fixtures", "shell-jobs-extension.ts");
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -21,8 +22,8 @@ function call(name: string, args: Record<string, unknown>): FauxResponseFactory 
   return () => fauxAssistantMessage([fauxToolCall(name, args as Parameters<typeof fauxToolCall>[1])], { stopReason: "toolUse" });
 }
 
-async function start(responses: FauxResponseFactory[], ui?: { notify: (message: string) => void }): Promise<SdkSession> {
-  const sdk = await startSdkSession({ extensions: [SHELL_ENTRY], responses, ...(ui ? { ui } : {}) });
+async function start(responses: FauxResponseFactory[], ui?: Pick<SdkSessionOptions, "ui" | "mode">): Promise<SdkSession> {
+  const sdk = await startSdkSession({ extensions: [SHELL_ENTRY], responses, ...ui });
   cleanups.push(() => sdk.dispose());
   return sdk;
 }
@@ -40,14 +41,14 @@ async function until(probe: () => boolean, what: string): Promise<void> {
 describe("services in real Pi", () => {
   test("a dev-server readiness call returns once the server answers, and the server keeps running", async () => {
     const port = await freePort();
-    // A session with a UI bound, as in Pi's interactive mode: the human lists the jobs while the server runs.
-    const notes: string[] = [];
+    // A session in Pi's interactive mode: the human opens the jobs picker while the server runs.
+    let picker: OpenedComponent | undefined;
     const sdk = await start(
       [
         call("exec_command", { cmd: `exec python3 -m http.server ${port} --bind 127.0.0.1`, ready: { port, http: "/", timeout_ms: 30_000 } }),
         () => fauxAssistantMessage("server up"),
       ],
-      { notify: (message) => void notes.push(message) },
+      { mode: "tui", ui: overlayHost((opened) => void (picker = opened)) },
     );
     await sdk.prompt("start the dev server");
     const end = (sdk.eventsOf("tool_execution_end") as unknown as ToolEnd[])[0]!;
@@ -58,9 +59,12 @@ describe("services in real Pi", () => {
     // Cancelled, not left unread: an unread body can make undici throw when the server closes the socket.
     await answer.body?.cancel();
     expect(answer.status).toBe(200);
-    // The human's listing shows the port the server really took.
-    await sdk.session.prompt("/shell-jobs-sessions");
-    await until(() => notes.some((note) => note.includes(`listening: [${port}]`)), "the listing with the server's port");
+    // The human's listing shows the port the server really took: the picker reads it from the job and redraws.
+    const command = sdk.session.prompt("/shell-jobs-sessions");
+    await until(() => picker !== undefined, "the picker");
+    await until(() => picker!.render(120).some((line) => line.includes(`Listening: ${port}`)), "the picker with the server's port");
+    picker!.handleInput?.("q");
+    await command;
   });
 
   test("a job waiting for a password wakes the idle session once", async () => {

@@ -1,6 +1,7 @@
 /**
  * Shell jobs in real Pi (SDK, faux model, Pi's own extension loader): the model's tool calls drive real processes
- * and PTYs; results, wakes, receipts and the reload handover are observed as Pi delivers them.
+ * and PTYs; results, wakes, receipts and the reload handover are observed as Pi delivers them. A human's
+ * /shell-jobs-sessions is the product's command, in its text form and as the TUI's picker.
  */
 import { fauxAssistantMessage, fauxToolCall, type FauxResponseFactory, type Message } from "@earendil-works/pi-ai";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -8,8 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { messageText } from "../fixtures/faux-provider.ts";
+import { overlayHost, type OpenedComponent } from "../fixtures/overlay-host.ts";
 import { REPO_ROOT } from "./harness/paths.ts";
-import { startSdkSession, wakeMessages, type SdkSession } from "./harness/sdk.ts";
+import { startSdkSession, wakeMessages, type SdkSession, type SdkSessionOptions } from "./harness/sdk.ts";
 
 const SHELL_ENTRY = join(REPO_ROOT, "tests", "fixtures", "shell-jobs-extension.ts");
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -61,7 +63,7 @@ function say(text: string): FauxResponseFactory {
   return () => fauxAssistantMessage(text);
 }
 
-async function start(responses: FauxResponseFactory[], options: { codemode?: boolean } = {}): Promise<SdkSession> {
+async function start(responses: FauxResponseFactory[], options: Pick<SdkSessionOptions, "codemode" | "mode" | "ui"> = {}): Promise<SdkSession> {
   const sdk = await startSdkSession({ extensions: [SHELL_ENTRY], responses, ...options });
   cleanups.push(() => sdk.dispose());
   return sdk;
@@ -85,6 +87,14 @@ function allOutput(sdk: SdkSession): string {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function pollFor(probe: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
 
 describe("shell jobs in real Pi", () => {
   test("replaces the built-in bash and adds the wake guidance to the system prompt", async () => {
@@ -229,7 +239,7 @@ describe("shell jobs in real Pi", () => {
     expect(() => process.kill(pid, 0)).toThrow();
   });
 
-  test("/shell-jobs-sessions lists and stops a job", async () => {
+  test("/shell-jobs-sessions outside the TUI lists and stops a job", async () => {
     const sdk = await start([
       calls(["exec_command", { cmd: "sleep 60", on_exit: "wake", yield_time_ms: 250 }]),
       say("started"),
@@ -239,6 +249,30 @@ describe("shell jobs in real Pi", () => {
     await sdk.prompt("start");
     await sdk.prompt("/shell-jobs-sessions");
     await sdk.prompt("/shell-jobs-sessions stop 1");
+    await sdk.prompt("list");
+    expect(ends(sdk).at(-1)!.result.details).toMatchObject({ active_count: 0, completed_count: 0 });
+    await sleep(3500);
+    expect(wakeMessages(sdk)).toHaveLength(0);
+  });
+
+  test("/shell-jobs-sessions in the TUI: the picker lists a job and stops it", async () => {
+    let picker: OpenedComponent | undefined;
+    const sdk = await start(
+      [calls(["exec_command", { cmd: "sleep 60", on_exit: "wake", yield_time_ms: 250 }]), say("started"), calls(["list_sessions", {}]), say("listed")],
+      { mode: "tui", ui: overlayHost((opened) => void (picker = opened)) },
+    );
+    await sdk.prompt("start");
+    const command = sdk.session.prompt("/shell-jobs-sessions");
+    await pollFor(() => picker !== undefined, "the picker");
+    const screen = (): string => picker!.render(100).join("\n");
+    expect(screen()).toMatch(/Shell jobs · 1 running/);
+    expect(screen()).toMatch(/▸ running · 1 · sleep 60/);
+    picker!.handleInput?.("x");
+    expect(screen()).toMatch(/Stop session 1\? y to stop/);
+    picker!.handleInput?.("y");
+    await pollFor(() => /stopped shell job 1/.test(screen()), "the picker's answer");
+    picker!.handleInput?.("q");
+    await command;
     await sdk.prompt("list");
     expect(ends(sdk).at(-1)!.result.details).toMatchObject({ active_count: 0, completed_count: 0 });
     await sleep(3500);

@@ -152,7 +152,7 @@ describe("control calls on a machine whose cores are both busy", () => {
     for (const hog of hogs) hog.kill("SIGKILL");
   });
 
-  it("write, end_stdin, resize and snapshot answer", async () => {
+  it("write, end_stdin and resize answer, and a running job takes more input", async () => {
     runtime = runtimeFor();
     const service = new ShellService(createShellState(), { runtime: () => runtime!, killGraceMs: 500 });
     const call = (n: string) => ({ toolCallId: n, cwd: tmpdir() });
@@ -167,8 +167,10 @@ describe("control calls on a machine whose cores are both busy", () => {
     const tty = await service.exec({ cmd: "sleep 30", tty: true, yield_time_ms: 250 }, call("tty"));
     const resized = await service.writeStdin({ session_id: tty.session_id!, cols: 100, rows: 40, yield_time_ms: 250 }, call("resize"));
     expect(resized.notes).toContain("resized to 100x40");
-    const snapshot = await service.state.registry.get(tty.session_id!)!.handle.snapshot();
-    expect(snapshot?.phase).toBe("running");
+    // The actor takes input only while its process runs ("the job is not running" otherwise).
+    const wrote = await service.writeStdin({ session_id: tty.session_id!, chars: "x", yield_time_ms: 250 }, call("still-running"));
+    expect(wrote.notes).toContain("wrote 1 bytes");
+    expect(wrote.status).toBe("running");
     await service.stopAll();
   }, 180_000);
 });

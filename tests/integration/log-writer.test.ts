@@ -29,6 +29,12 @@ function open(dir: string, name: string, maxBytes: number, budget: SharedArrayBu
 const budgetLeft = (budget: SharedArrayBuffer): bigint => new BigInt64Array(budget)[0] as bigint;
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);
 
+/** A writer that could not create its file: no path, nothing written, the error named, and later writes refused. */
+function expectRefused(writer: LogWriter, error: RegExp): void {
+  expect(writer.state()).toEqual({ path: null, bytes: 0, truncated: false, error: expect.stringMatching(error) });
+  expect(writer.write(text("x"))).toEqual({ accepted: 0, hitQuota: false });
+}
+
 /** Runs `body` with a umask that would strip the owner's bits the logs need, to prove the modes are set explicitly. */
 function withUmask<T>(mask: number, body: () => T): T {
   const previous = process.umask(mask);
@@ -78,13 +84,7 @@ describe("openLogWriter", () => {
 
     // A second writer never takes over (or follows a planted link to) an existing file.
     const again = open(dir, "job-1.log", 100, createLogBudget(100));
-    expect(again.state()).toEqual({
-      path: null,
-      bytes: 0,
-      truncated: false,
-      error: expect.stringMatching(/^cannot create log: EEXIST/),
-    });
-    expect(again.write(text("x"))).toEqual({ accepted: 0, hitQuota: false });
+    expectRefused(again, /^cannot create log: EEXIST/);
   });
 
   it("refuses names that are not a plain file name", () => {
@@ -186,13 +186,7 @@ describe("openLogWriter", () => {
     rmSync(dir, { recursive: true });
     const writer = open(dir, "job.log", 100, createLogBudget(100));
     expect(writer.path).toBe(join(dir, "job.log"));
-    expect(writer.state()).toEqual({
-      path: null,
-      bytes: 0,
-      truncated: false,
-      error: expect.stringMatching(/^cannot create log: ENOENT/),
-    });
-    expect(writer.write(text("x"))).toEqual({ accepted: 0, hitQuota: false });
+    expectRefused(writer, /^cannot create log: ENOENT/);
     expect(() => writer.close()).not.toThrow();
   });
 

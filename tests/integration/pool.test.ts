@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { MessageChannel, type MessagePort } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import { createJobCell, JobCellReader } from "../../mailbox/cell.ts";
-import type { ActorTask, JobSpec } from "../../mailbox/protocol.ts";
+import type { ActorTask } from "../../mailbox/task.ts";
+import type { JobSpec } from "../../mailbox/spec.ts";
 import { createActorPool, type ActorPool } from "../../host/runtime/pool.ts";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { runtimeFor, shellJob, waitFor } from "./helpers.ts";
@@ -77,7 +78,6 @@ function fixtureTask(id: string): { task: ActorTask; running: Promise<unknown>; 
     control: control.port2,
     cell: createJobCell(),
     logBudget: new SharedArrayBuffer(8),
-    checkMessages: false,
   };
   const port: MessagePort = data.port1;
   return {

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { marker } from "../../actors/redact/redactor.ts";
+import { marker } from "../../actors/redact/spans.ts";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { runtimeFor, shellJob } from "./helpers.ts";
 

@@ -11,7 +11,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import type { StartStage } from "../../host/runtime/api.ts";
-import { listText } from "../../host/shell/result.ts";
+import { listText } from "../../host/shell/result-text.ts";
 import { ShellService } from "../../host/shell/service.ts";
 import { createShellState } from "../../host/shell/state.ts";
 import { closeRuntime, installedRuntime } from "../fixtures/jobs.ts";

@@ -58,8 +58,8 @@ describe("import rules", () => {
     expect(broken.map(describeImport)).toEqual([]);
   });
 
-  it("Pi's thread (host/, ui/, index.ts) imports nothing from actors/: what both sides run lives in shared/ or mailbox/", () => {
-    const broken = ["host", "ui"]
+  it("Pi's thread (host/, ui/, demo/, index.ts) imports nothing from actors/: what both sides run lives in shared/ or mailbox/", () => {
+    const broken = ["host", "ui", "demo"]
       .flatMap(sourcesUnder)
       .concat("index.ts")
       .flatMap(importsOf)
@@ -97,8 +97,8 @@ describe("import rules", () => {
   });
 
   it("reads static, re-exported and dynamic imports", () => {
-    const imports = importsOf("actors/job/actor.ts");
-    expect(imports.some((entry) => entry.target === "mailbox/check.ts" && !entry.typeOnly)).toBe(true);
+    const imports = importsOf("actors/job/output.ts");
+    expect(imports.some((entry) => entry.target === "actors/monitor/engine.ts" && !entry.typeOnly)).toBe(true);
     expect(importsOf("bench/shared.ts").some((entry) => entry.target === "tests/fixtures/jobs.ts")).toBe(true);
   });
 });

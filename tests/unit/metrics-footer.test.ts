@@ -1,7 +1,7 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { describe, expect, it } from "vitest";
-import type { FooterModel } from "../../host/metrics/snapshot.ts";
-import { isKnownIdle, sanitizeStatus } from "../../host/metrics/format.ts";
+import type { FooterModel } from "../../host/metrics/views.ts";
+import { isKnownIdle, sanitizeStatus } from "../../host/metrics/statuses.ts";
 import { renderFooter } from "../../host/metrics/footer.ts";
 
 const model = (over: Partial<FooterModel> = {}): FooterModel => ({

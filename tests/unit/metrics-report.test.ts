@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { History } from "../../host/metrics/history.ts";
 import type { LiveView } from "../../host/metrics/live-view.ts";
 import { summarizeReceipts } from "../../host/metrics/receipts.ts";
-import type { FooterModel } from "../../host/metrics/snapshot.ts";
+import type { FooterModel } from "../../host/metrics/views.ts";
 import { metricsDetails, metricsSummary, receiptLines, type MetricsReport } from "../../host/metrics/report.ts";
 
 const live: LiveView = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { readDelegation } from "../../host/metrics/delegation.ts";
-import { JobFigureLog, JOB_WINDOW } from "../../host/metrics/job-figures.ts";
+import { JobRateLog, JOB_WINDOW } from "../../host/metrics/job-rate-log.ts";
 import { cacheHit, copyUsage, nativeTotals, reasoningBreakdown, unionMs } from "../../host/metrics/usage.ts";
 import { createSampler } from "../../host/sampler.ts";
 
@@ -75,7 +75,7 @@ describe("subagent details usage", () => {
 
 describe("job figures", () => {
   it("keeps latest, peaks and a bounded window; footer only while running", () => {
-    const log = new JobFigureLog();
+    const log = new JobRateLog();
     for (let i = 0; i < JOB_WINDOW + 50; i++) log.push(i * 250, { running: i % 3, linesPerSecond: i, bytesPerSecond: 2 * i, eventLoopDelayP99Ms: i === 7 ? 40 : 1 });
     expect(log.recent()).toHaveLength(JOB_WINDOW);
     expect(log.peakLinesPerSecond).toBe(JOB_WINDOW + 49);

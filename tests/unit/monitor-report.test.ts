@@ -310,11 +310,14 @@ describe("capture aliases", () => {
 
 describe("escaping untrusted values", () => {
   it("escapes controls, DEL, C1 and Unicode separators in plain values", () => {
-    expect(escapeText("a\nb\tc\rd")).toBe("a\\nb\\tc\\rd");
-    expect(escapeText("\u001b[31mred\u0007")).toBe("\\x1b[31mred\\x07");
-    expect(escapeText("del\u007f c1\u0085\u009b")).toBe("del\\x7f c1\\u0085\\u009b");
-    expect(escapeText("x\u2028y\u2029z")).toBe("x\\u2028y\\u2029z");
-    expect(escapeText("plain é 中 😀 \\n")).toBe("plain é 中 😀 \\n");
+    const cases: [string, string][] = [
+      ["a\nb\tc\rd", "a\\nb\\tc\\rd"],
+      ["\u001b[31mred\u0007", "\\x1b[31mred\\x07"],
+      ["del\u007f c1\u0085\u009b", "del\\x7f c1\\u0085\\u009b"],
+      ["x\u2028y\u2029z", "x\\u2028y\\u2029z"],
+      ["plain é 中 😀 \\n", "plain é 中 😀 \\n"],
+    ];
+    for (const [input, expected] of cases) expect(escapeText(input), input).toBe(expected);
   });
 
   it("escapes what JSON.stringify leaves raw, and still parses back to the same value", () => {

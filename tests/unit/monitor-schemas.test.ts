@@ -156,23 +156,29 @@ describe("deriveDescription", () => {
   });
 
   it("drops a leading shell wrapper and unquotes its script", () => {
-    expect(deriveDescription("sh -c 'make test && echo DONE'")).toBe("make test && echo DONE");
-    expect(deriveDescription('bash -c "npm test \\"--ci\\""')).toBe('npm test "--ci"');
-    expect(deriveDescription("/bin/sh -c 'bun test'")).toBe("bun test");
-    expect(deriveDescription("zsh -c 'ls'")).toBe("ls");
-    expect(deriveDescription("bash -lc 'cargo build'")).toBe("cargo build");
-    expect(deriveDescription("/usr/bin/env bash -c 'go test ./...'")).toBe("go test ./...");
-    // The POSIX '\'' idiom: close, escaped quote, reopen.
-    expect(deriveDescription("sh -c 'printf '\\''DONE\\n'\\'''")).toBe("printf 'DONE\\n'");
-    expect(deriveDescription("sh -c '\n  if bun test; then\n    echo ok\n  fi\n'")).toBe("if bun test; then echo ok fi");
+    const cases: [string, string][] = [
+      ["sh -c 'make test && echo DONE'", "make test && echo DONE"],
+      ['bash -c "npm test \\"--ci\\""', 'npm test "--ci"'],
+      ["/bin/sh -c 'bun test'", "bun test"],
+      ["zsh -c 'ls'", "ls"],
+      ["bash -lc 'cargo build'", "cargo build"],
+      ["/usr/bin/env bash -c 'go test ./...'", "go test ./..."],
+      // The POSIX '\'' idiom: close, escaped quote, reopen.
+      ["sh -c 'printf '\\''DONE\\n'\\'''", "printf 'DONE\\n'"],
+      ["sh -c '\n  if bun test; then\n    echo ok\n  fi\n'", "if bun test; then echo ok fi"],
+    ];
+    for (const [input, expected] of cases) expect(deriveDescription(input), input).toBe(expected);
   });
 
   it("keeps commands that only look like a wrapper", () => {
-    expect(deriveDescription("shellcheck -c x")).toBe("shellcheck -c x");
-    expect(deriveDescription("bash script.sh")).toBe("bash script.sh");
-    expect(deriveDescription("sh -c ''")).toBe("sh -c ''");
-    // An unterminated quote cannot be unquoted reliably: show what follows the wrapper as written.
-    expect(deriveDescription("sh -c 'oops")).toBe("'oops");
+    const cases: [string, string][] = [
+      ["shellcheck -c x", "shellcheck -c x"],
+      ["bash script.sh", "bash script.sh"],
+      ["sh -c ''", "sh -c ''"],
+      // An unterminated quote cannot be unquoted reliably: show what follows the wrapper as written.
+      ["sh -c 'oops", "'oops"],
+    ];
+    for (const [input, expected] of cases) expect(deriveDescription(input), input).toBe(expected);
   });
 
   it("cuts at 60 code points and marks the cut", () => {

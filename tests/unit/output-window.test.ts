@@ -1,14 +1,14 @@
 /**
  * The retained output window (actors/output/window.ts) keeps its bytes in one reused buffer (actors/output/byte-ring.ts):
- * checked against the window as first written, which kept every chunk itself, on random output — lines of every
+ * checked against a window that keeps every chunk itself (decoded the same way), on random output — lines of every
  * length, both sources, chunks cut anywhere, more than the window holds — and the ring on its own against a plain
  * array of bytes.
  */
 import { describe, expect, it } from "vitest";
 import { ByteRing } from "../../actors/output/byte-ring.ts";
-import { countNewlines, createFramer } from "../../actors/output/framing.ts";
-import { createOutputWindow, newestThatFit } from "../../actors/output/window.ts";
-import type { RetainedLine, RetainedWindow } from "../../mailbox/protocol.ts";
+import { countNewlines } from "../../actors/output/framing.ts";
+import { createOutputWindow, decodeWindow, newestThatFit } from "../../actors/output/window.ts";
+import type { RetainedLine, RetainedWindow } from "../../mailbox/output.ts";
 import type { SourceName } from "../../mailbox/constants.ts";
 
 function random(seed: number): () => number {
@@ -19,7 +19,7 @@ function random(seed: number): () => number {
   };
 }
 
-/** The window's rules as first written: every chunk kept as it came. */
+/** The window's keeping rules with every chunk kept as it came, no ring. */
 function referenceWindow(options: { maxBytes: number; maxLines: number }) {
   const chunks: { source: SourceName; payload: Uint8Array; lines: number }[] = [];
   let bytes = 0;
@@ -43,26 +43,11 @@ function referenceWindow(options: { maxBytes: number; maxLines: number }) {
       }
     },
     read(): RetainedWindow {
-      const framer = createFramer<RetainedLine["source"]>({ maxRecordBytes: 10 * 1024 });
-      const decoded: RetainedLine[] = [];
-      const skipFirst = new Set<SourceName>(evictedBytes > 0 ? ["stdout", "stderr", "pty"] : []);
-      let fragmentBytes = 0;
-      let fragmentLines = 0;
-      const take = (records: ReturnType<typeof framer.push>) => {
-        for (const record of records) {
-          if (skipFirst.delete(record.source)) {
-            fragmentBytes += record.bytes + 1;
-            fragmentLines += 1;
-            continue;
-          }
-          decoded.push({ source: record.source, text: record.text });
-        }
+      // The same decoding (tested through the window below); only where the bytes are kept differs.
+      const visit = (push: (source: SourceName, piece: Uint8Array) => void): void => {
+        for (const chunk of chunks) push(chunk.source, chunk.payload);
       };
-      for (const chunk of chunks) take(framer.push(chunk.source, chunk.payload));
-      for (const source of ["stdout", "stderr", "pty"] as const) take(framer.end(source));
-      // The same rule for what a reader sees (tested on its own below); only where the bytes are kept differs.
-      const window = newestThatFit(decoded, options);
-      return { ...window, droppedLines: window.droppedLines + evictedLines + fragmentLines, droppedBytes: window.droppedBytes + evictedBytes + fragmentBytes };
+      return decodeWindow(visit, { bytes: evictedBytes, lines: evictedLines }, options);
     },
   };
 }

@@ -4,16 +4,22 @@ import { escapeControls, oneLine } from "../../host/safety/escape.ts";
 
 describe("pipe text", () => {
   it("removes colour codes and OSC strings, also 8-bit and unterminated ones", () => {
-    expect(pipeText("\u001b[1;32m✓\u001b[0m ok \u001b]0;title\u0007x \u001b]8;;https://e.x\u001b\\link\u001b]8;;\u001b\\")).toBe("✓ ok x link");
-    expect(pipeText("\u009b31mred\u009b0m \u009d2;t\u009cy")).toBe("red y");
-    expect(pipeText("a\u001b]52;c;c2VjcmV0")).toBe("a");
+    const cases: [string, string][] = [
+      ["\u001b[1;32m✓\u001b[0m ok \u001b]0;title\u0007x \u001b]8;;https://e.x\u001b\\link\u001b]8;;\u001b\\", "✓ ok x link"],
+      ["\u009b31mred\u009b0m \u009d2;t\u009cy", "red y"],
+      ["a\u001b]52;c;c2VjcmV0", "a"],
+    ];
+    for (const [input, expected] of cases) expect(pipeText(input), input).toBe(expected);
   });
 
   it("applies carriage returns within each line: later text overwrites earlier text", () => {
-    expect(pipeText("10%\r20%\r100%\ndone\n")).toBe("100%\ndone\n");
-    expect(pipeText("downloading...\rok\n")).toBe("okwnloading...\n");
-    expect(pipeText("line\r\nnext\r\n")).toBe("line\nnext\n");
-    expect(pipeText("50%\r")).toBe("50%");
+    const cases: [string, string][] = [
+      ["10%\r20%\r100%\ndone\n", "100%\ndone\n"],
+      ["downloading...\rok\n", "okwnloading...\n"],
+      ["line\r\nnext\r\n", "line\nnext\n"],
+      ["50%\r", "50%"],
+    ];
+    for (const [input, expected] of cases) expect(pipeText(input), input).toBe(expected);
   });
 
   it("leaves every other control for the visible escaping", () => {

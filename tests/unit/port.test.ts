@@ -5,7 +5,7 @@ import { MessageChannel } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { ProtocolError, typedPort } from "../../mailbox/port.ts";
 import { protocolCheckers } from "../../mailbox/check.ts";
-import type { ActorToHost, HostToActor } from "../../mailbox/protocol.ts";
+import type { ActorToHost, HostToActor } from "../../mailbox/messages.ts";
 
 const checkers = protocolCheckers();
 const actorChecks = { outgoing: checkers.actorToHost, incoming: checkers.hostToActor };

@@ -3,8 +3,10 @@ import { describe, expect, it } from "vitest";
 import { boundHit } from "../../actors/monitor/contract.ts";
 import type { DiagnosticLine } from "../../mailbox/monitor.ts";
 import { redactMatch, redactTail } from "../../actors/redact/monitor.ts";
-import { createRedactor, isSecretName, marker, MIN_SECRET_LENGTH } from "../../actors/redact/redactor.ts";
-import { redactionEnabled } from "../../host/runtime/runtime.ts";
+import { isSecretName, MIN_SECRET_LENGTH } from "../../actors/redact/env-secrets.ts";
+import { createRedactor } from "../../actors/redact/redactor.ts";
+import { marker } from "../../actors/redact/spans.ts";
+import { redactionEnabled } from "../../host/config.ts";
 
 const none = createRedactor({});
 

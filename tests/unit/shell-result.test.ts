@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { Compile } from "typebox/compile";
-import { processResultText, ProcessResultSchema, type ProcessResult } from "../../host/shell/result.ts";
+import { ProcessResultSchema } from "../../host/shell/result-schemas.ts";
+import { processResultText } from "../../host/shell/result-text.ts";
+import type { ProcessResult } from "../../host/shell/result.ts";
 import { deriveSupervision, describeEnding } from "../../host/shell/supervision.ts";
-import type { ActorResult } from "../../mailbox/protocol.ts";
+import type { ActorResult } from "../../mailbox/result.ts";
 
 function actorResult(extra: Partial<ActorResult>): ActorResult {
   return {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { planWait, parseUtcInstant, type WaitRequest } from "../../host/shell/waits.ts";
-import { readEmptyPollCap, steerInterruptEnabled } from "../../host/shell/config.ts";
+import { readEmptyPollCap, steerInterruptEnabled } from "../../host/config.ts";
 
 const NOW = Date.parse("2030-01-01T00:00:00Z");
 const noCap = { ok: true as const, capMs: null };

@@ -9,7 +9,7 @@ import type { Theme } from "@earendil-works/pi-coding-agent";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SHELL_TOOL_NAMES } from "../../host/shell/install.ts";
 import { WAKE_MESSAGE_TYPE } from "../../host/shell/notices.ts";
-import { processResultText } from "../../host/shell/result.ts";
+import { processResultText } from "../../host/shell/result-text.ts";
 import { registerShellRenderers } from "../../host/console/shell-renderers.ts";
 import { exitedResult, killResult, processResult, WAKE } from "../fixtures/shell-results.ts";
 import { piTheme } from "../fixtures/ui-vterm.ts";

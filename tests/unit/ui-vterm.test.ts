@@ -10,7 +10,7 @@ import { highlightCode, type Theme } from "@earendil-works/pi-coding-agent";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { MonitorTerminalResult } from "../../host/monitor/schemas.ts";
 import { footerStyle } from "../../host/metrics/footer-slot.ts";
-import type { FooterModel } from "../../host/metrics/snapshot.ts";
+import type { FooterModel } from "../../host/metrics/views.ts";
 import type { JobsSnapshot, JobView } from "../../ui/views.ts";
 import { renderActivity } from "../../ui/activity.ts";
 import { Band } from "../../ui/band.ts";
@@ -18,7 +18,7 @@ import { resultBandLines, resultTone, startBandLines, TONE_STYLE } from "../../u
 import { MonitorConsole } from "../../ui/console.ts";
 import type { ConsoleSource } from "../../ui/jobs-overlay.ts";
 import { renderFooter, type FooterStyle } from "../../host/metrics/footer.ts";
-import { sanitizeStatus } from "../../host/metrics/format.ts";
+import { sanitizeStatus } from "../../host/metrics/statuses.ts";
 import { SessionsPicker } from "../../ui/sessions-picker.ts";
 import { callRowLines, killRowLines, listRowLines, processRowLines, setOnExitRowLines, shellTone, wakeRowLines } from "../../ui/shell-rows.ts";
 import { bigJson, failingResult, monitorJob, snapshotOf, START, terminalResult } from "../fixtures/ui-snapshots.ts";

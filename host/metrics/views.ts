@@ -1,10 +1,11 @@
 /**
- * The read-only snapshots the UI draws. The host builds them; `host/metrics/footer.ts` and `host/metrics/report.ts` render them and never
- * holds measurement state of its own.
+ * The view models of the metrics footer and /metrics: plain read-only values the host builds on each render, which
+ * `host/metrics/footer.ts` and `host/metrics/report.ts` draw without keeping any measurement state of their own.
  */
 import type { EffQualifier } from "./live-view.ts";
 
-export interface JobFigures {
+/** The job runtime as a whole over one sampler interval (one job's own figures are `JobFigures`, host/runtime/api.ts). */
+export interface JobRates {
   running: number;
   linesPerSecond: number;
   bytesPerSecond: number;
@@ -48,7 +49,7 @@ export interface FooterModel {
   contextTokens: number | null;
   contextWindow: number | null;
   agent: AgentGlance | null;
-  jobs: JobFigures | null;
+  jobs: JobRates | null;
   /** Already sanitized and idle-filtered. */
   statuses: StatusItem[];
   /** Our own warnings (save failure, rejected agent snapshots). */

@@ -1,0 +1,69 @@
+/**
+ * The job actor's state: its phase (mailbox/lifecycle.ts) with what that phase holds, so that no fact outlives its
+ * phase: a stop asked for before the process exists waits with the phase that has no process, the stop under way
+ * belongs to `stopping`, and "the exit message is sent" exists only once the actor has ended. The cause the monitor
+ * contract settles on is derived here too. Pure types and one pure function.
+ */
+import type { ActorPhase } from "../../mailbox/lifecycle.ts";
+import type { StopSignal } from "../../mailbox/control.ts";
+import type { EndCause } from "../../mailbox/result.ts";
+import type { ProcessEnd } from "../monitor/contract.ts";
+import type { ProcessIo } from "../process/process-io.ts";
+
+/** How a stop of the process group went: confirmed gone, and whether SIGKILL was needed after the grace. */
+export interface Cleanup {
+  confirmed: boolean;
+  escalated: boolean;
+}
+
+/** The job's process, from its spawn on. */
+export interface Child {
+  readonly io: ProcessIo;
+  /** Resolves once the process exited. */
+  readonly exited: Promise<void>;
+  /** How it exited, once it has; null while it runs. */
+  exit: { code: number | null; signal: string | null } | null;
+}
+
+/** A stop asked for before the process exists: the first cause wins, the last signal is sent. */
+export interface PendingStop {
+  cause: EndCause;
+  signal: StopSignal;
+}
+
+export type ActorState =
+  /** Preparing, then inside spawn(): there is no process to stop yet, so a stop waits for it. */
+  | { phase: Extract<ActorPhase, "starting" | "spawning">; pendingStop: PendingStop | null }
+  | { phase: Extract<ActorPhase, "running">; child: Child }
+  /** Stopping the group for `cause` (the first one asked); later requests join `stop`. */
+  | { phase: Extract<ActorPhase, "stopping">; child: Child; cause: EndCause; stop: Promise<Cleanup> }
+  /** Finishing: the result is made, then the exit message is sent; after that nothing more is posted. */
+  | { phase: Extract<ActorPhase, "ended">; child: Child | null; exitSent: boolean };
+
+/** The process, in every phase that has one. */
+export function childOf(state: ActorState): Child | null {
+  return "child" in state ? state.child : null;
+}
+
+/** The stop waiting for the process, in the phases before it exists. */
+export function pendingStopOf(state: ActorState): PendingStop | null {
+  return "pendingStop" in state ? state.pendingStop : null;
+}
+
+/** The cause the monitor contract settles on; the supervisor's own causes never reach a running actor. */
+export function monitorCause(cause: EndCause): ProcessEnd["cause"] {
+  switch (cause) {
+    case "exit":
+    case "contract":
+    case "timeout":
+    case "stopped":
+    case "spawn_failed":
+    case "log_quota":
+    case "log_failed":
+    case "stalled":
+    case "waiting_for_input":
+      return cause;
+    default:
+      return "stopped" as const;
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Every environment switch pi-jobs reads, in one place, each named PI_JOBS_* (README.md, "Settings", documents them).
+ * A switch is read where it is used, not when this module loads: a value changed in a running Pi applies to the next
+ * job or call, and an invalid value fails only the call that would use it, with a message that names the variable the
+ * user set. Older names stay readable as aliases; the current name wins when both are set (shared/config.ts).
+ */
+import { readSwitch, WORKERS_SWITCH, type Env, type SwitchNames } from "../shared/config.ts";
+import { MIN_EMPTY_POLL_MS } from "./shell/limits.ts";
+
+/** Each switch's name, then its aliases. */
+export const SWITCHES = {
+  spawner: ["PI_JOBS_SPAWNER"],
+  redact: ["PI_JOBS_REDACT"],
+  crashCleanup: ["PI_JOBS_CRASH_CLEANUP"],
+  checkMessages: ["PI_JOBS_CHECK_MESSAGES"],
+  maxEmptyPoll: ["PI_JOBS_MAX_EMPTY_POLL_MS", "PI_SHELL_JOBS_MAX_EMPTY_POLL_MS"],
+  steerInterrupt: ["PI_JOBS_STEER_INTERRUPT", "PI_SHELL_JOBS_STEER_INTERRUPT"],
+  workers: WORKERS_SWITCH,
+  demo: ["PI_JOBS_DEMO"],
+} as const satisfies Record<string, SwitchNames>;
+
+const isOff = (env: Env, names: SwitchNames): boolean => readSwitch(env, names)?.raw === "0";
+
+/** `PI_JOBS_SPAWNER=0`: each job's actor forks its process itself instead of the session's spawner. */
+export function spawnerEnabled(env: Env): boolean {
+  return !isOff(env, SWITCHES.spawner);
+}
+
+/** `PI_JOBS_REDACT=0` turns redaction off, for a user who needs raw values in front of the model. */
+export function redactionEnabled(env: Env): boolean {
+  return !isOff(env, SWITCHES.redact);
+}
+
+/**
+ * `PI_JOBS_CRASH_CLEANUP=0` turns off the cleanup after a session that ended without shutdown. It is off elsewhere
+ * than Linux whatever the switch says: it needs other processes' environments and start times from `/proc`.
+ */
+export function crashCleanupEnabled(env: Env): boolean {
+  return !isOff(env, SWITCHES.crashCleanup) && process.platform === "linux";
+}
+
+/** `PI_JOBS_CHECK_MESSAGES=1|0` forces the mailbox's schema checks on or off; null leaves the choice to the runtime. */
+export function checkMessagesForced(env: Env): boolean | null {
+  const raw = readSwitch(env, SWITCHES.checkMessages)?.raw;
+  return raw === "1" ? true : raw === "0" ? false : null;
+}
+
+export type EmptyPollCap = { ok: true; capMs: number | null } | { ok: false; error: string };
+
+/** The operator's cap on relative empty polls: unset means none; values below the 5 s floor are raised to it. */
+export function readEmptyPollCap(env: Env): EmptyPollCap {
+  const set = readSwitch(env, SWITCHES.maxEmptyPoll);
+  if (set === null || set.raw.trim() === "") return { ok: true, capMs: null };
+  const text = set.raw.trim();
+  const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    return { ok: false, error: `${set.variable}=${JSON.stringify(set.raw)} is not a positive whole number of milliseconds` };
+  }
+  return { ok: true, capMs: Math.max(value, MIN_EMPTY_POLL_MS) };
+}
+
+/** Human steering ends a shell wait early unless the operator set `PI_JOBS_STEER_INTERRUPT=0`. */
+export function steerInterruptEnabled(env: Env): boolean {
+  const raw = readSwitch(env, SWITCHES.steerInterrupt)?.raw;
+  return raw === undefined || raw.trim() !== "0";
+}
+
+/** `PI_JOBS_DEMO=1|0` forces `npm start`'s offline demo model on or off; null lets the credentials decide. */
+export function demoForced(env: Env): boolean | null {
+  const raw = readSwitch(env, SWITCHES.demo)?.raw;
+  return raw === "1" ? true : raw === "0" ? false : null;
+}
