@@ -305,13 +305,14 @@ describe("exit mode", () => {
   });
 
   it("timeout overrides the candidate and keeps the unterminated tail", async () => {
-    const run = await monitor("echo DONE; printf 'still going'; sleep 10", contract("^DONE$", null, "exit"), { timeoutMs: 400 });
+    // The deadline leaves the command ample time to print first, however busy the machine.
+    const run = await monitor("echo DONE; printf 'still going'; sleep 10", contract("^DONE$", null, "exit"), { timeoutMs: 3_000 });
     expect(run.outcome).toMatchObject({ status: "timeout", reason: "timeout", matched: null });
     expect(run.outcome.output.map((line) => line.text)).toEqual(["DONE", "still going"]);
   });
 
   it("a manual stop is stopped and keeps the unterminated tail", async () => {
-    const run = await monitor("printf 'half a line'; sleep 10", contract("^DONE$", null, "exit"), { stopAfterMs: 300 });
+    const run = await monitor("printf 'half a line'; sleep 10", contract("^DONE$", null, "exit"), { stopAfterMs: 3_000 });
     expect(run.outcome).toMatchObject({ status: "stopped", reason: null });
     expect(run.outcome.output).toEqual([{ source: "stdout", text: "half a line", count: 1, clipped: false }]);
   });

@@ -163,15 +163,16 @@ describe("contract rules through the actor", () => {
       // The shell survives SIGTERM (its trap notes it); its sleep does not, so the loop goes on until SIGKILL.
       command: `trap 'echo term >> ${log}' TERM; echo started; while :; do sleep 0.05; done`,
       result_pattern: "^NEVER$",
-      timeout_ms: 300,
+      // Long enough that the shell has set its trap and printed before the deadline on a busy machine.
+      timeout_ms: 3_000,
     });
     expect(facts.outcome).toMatchObject({ status: "timeout", reason: "timeout" });
     expect(readFileSync(log, "utf8")).toContain("term");
     expect(record.job.result()).toMatchObject({ cause: "timeout", escalated: true, cleanup: "confirmed" });
-    // The grace is a floor: SIGKILL never comes before 300 ms + 1 s.
-    expect(facts.elapsedMs).toBeGreaterThanOrEqual(1_250);
+    // The grace is a floor: SIGKILL never comes before 3 s + 1 s.
+    expect(facts.elapsedMs).toBeGreaterThanOrEqual(3_950);
     expect(groupGone(record.job.pgid() as number)).toBe(true);
-    expect(report.split("\n")).toEqual(expect.arrayContaining(["status=timeout", "reason=timeout", "timeout_ms=300"]));
+    expect(report.split("\n")).toEqual(expect.arrayContaining(["status=timeout", "reason=timeout", "timeout_ms=3000"]));
     expect(report).toContain('"[stdout] started"');
   });
 
@@ -183,7 +184,8 @@ describe("contract rules through the actor", () => {
   });
 
   it("timeout keeps the unterminated diagnostic tail", async () => {
-    const { facts } = await run({ command: "echo line; printf 'half a line'; exec sleep 30", result_pattern: "^NEVER$", completion: "exit", timeout_ms: 300 });
+    // The deadline leaves the command ample time to print first, however busy the machine.
+    const { facts } = await run({ command: "echo line; printf 'half a line'; exec sleep 30", result_pattern: "^NEVER$", completion: "exit", timeout_ms: 3_000 });
     expect(facts.outcome.status).toBe("timeout");
     expect(facts.outcome.output.map((line) => line.text)).toEqual(["line", "half a line"]);
   });
