@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the runtime's benchmarks side by side in one run — ingest, host responsiveness, the data plane
- * (floods, sentinel, 1 GiB), start latency, memory, and starts under load. Prints a markdown table, writes every figure with the machine's facts to bench/results/latest.json, and
+ * (floods, sentinel, 1 GiB), start latency, memory, starts under load, and collecting many jobs with wait_jobs. Prints a markdown table, writes every figure with the machine's facts to bench/results/latest.json, and
  * rewrites the generated part of docs/benchmarks.md (between its two markers; the prose around it is kept).
  *
  * `npm run bench -- --only=start,memory` runs a subset and only prints it: the saved results stay whole. So does a
@@ -21,8 +21,10 @@ import { benchMemory, memoryRows, type MemoryResult } from "./memory.ts";
 import { benchResponsiveness, responsivenessRows, type ResponsivenessResult } from "./responsiveness.ts";
 import { machineFacts, QUICK, sleep, type MachineFacts, type Row } from "./shared.ts";
 import { benchStart, startRows, type StartResult } from "./start.ts";
+import { benchWaitJobs, waitJobsRows, type WaitJobsBenchResult } from "./wait-jobs.ts";
+import { benchUsageSampling, usageSamplingRows, type UsageSamplingResult } from "./usage-sampling.ts";
 
-const NAMES = ["ingest", "responsiveness", "dataplane", "start", "memory", "lifecycle", "burst"] as const;
+const NAMES = ["ingest", "responsiveness", "dataplane", "start", "memory", "lifecycle", "burst", "waitjobs", "sampling"] as const;
 type Name = (typeof NAMES)[number];
 /** The suites that measure the installed copy beside the checkout. */
 const INSTALLED: readonly Name[] = ["dataplane", "start", "memory", "lifecycle", "burst"];
@@ -39,6 +41,8 @@ interface Results {
   memory?: MemoryResult;
   lifecycle?: LifecycleResult;
   burst?: BurstResult;
+  waitjobs?: WaitJobsBenchResult;
+  sampling?: UsageSamplingResult;
   table: Row[];
 }
 
@@ -113,6 +117,8 @@ async function main(): Promise<void> {
     else if (name === "start") results.start = await benchStart();
     else if (name === "lifecycle") results.lifecycle = await benchLifecycle();
     else if (name === "burst") results.burst = await benchBurst();
+    else if (name === "waitjobs") results.waitjobs = await benchWaitJobs();
+    else if (name === "sampling") results.sampling = await benchUsageSampling();
     else results.memory = await benchMemory();
     console.error(`  ${name} took ${((performance.now() - at) / 1000).toFixed(1)} s`);
     // Let the threads and processes of one benchmark wind down before the next one measures.
@@ -127,6 +133,8 @@ async function main(): Promise<void> {
     ...(results.memory ? memoryRows(results.memory) : []),
     ...(results.lifecycle ? lifecycleRows(results.lifecycle) : []),
     ...(results.burst ? burstRows(results.burst) : []),
+    ...(results.waitjobs ? waitJobsRows(results.waitjobs) : []),
+    ...(results.sampling ? usageSamplingRows(results.sampling) : []),
   ];
   const table = markdownTable(results.table);
   console.log(`${table}\n\n${machineLine(results)}`);

@@ -16,6 +16,8 @@ import { MONITOR_START, MONITOR_START_TOOL, MONITOR_STOP, MONITOR_STOP_TOOL } fr
 import { rawReads, renderedReads, SHELL_WORKLOADS } from "./shell-output.ts";
 import { outcome as quietOutcome } from "../tests/fixtures/monitor-outcomes.ts";
 import { ExecCommandParams } from "../host/shell/params.ts";
+import { WAIT_JOBS_TOOL } from "../host/wait/params.ts";
+import { WAIT_JOBS_SNIPPET } from "../host/wait/install.ts";
 
 const encoder = new Tiktoken(cl100k_base);
 
@@ -128,6 +130,15 @@ const serviceRows = [
   return { tool, fields: fields.join(", "), before, after, added: after - before };
 });
 const serviceAdded = serviceRows.reduce((sum, row) => sum + row.added, 0);
+
+// wait_jobs is a new tool: all it puts in front of the model is added — its declaration, and in Pi's system prompt its
+// snippet (Available tools) and its guideline (Guidelines), each as the line Pi writes for it.
+const waitRows = [
+  { part: "declaration (name, description, parameters)", tokens: tokens(declaration(WAIT_JOBS_TOOL)) },
+  { part: "prompt snippet", tokens: tokens(`- wait_jobs: ${WAIT_JOBS_SNIPPET}\n`) },
+  { part: "prompt guideline", tokens: tokens(`- ${WAIT_JOBS_TOOL.promptGuidelines.join("\n- ")}\n`) },
+];
+const waitAdded = waitRows.reduce((sum, row) => sum + row.tokens, 0);
 
 // With codemode active, Pi appends to each declared tool's description what a script call resolves to, naming the
 // output schema's fields (`{ stopped }`, a union as `{ … } | { … }`). Rebuilt here from the schemas in Pi's format.
@@ -316,6 +327,7 @@ const targets: [string, number, number][] = [
   ["noisy-success report", noisy, 60],
   ["24 KiB repetitive JSON report, compact", bigCompact, 100],
   ["declarations added for services and stuck jobs", serviceAdded, 150],
+  ["wait_jobs: declaration, snippet and guideline", waitAdded, 150],
 ];
 
 const markdown = [
@@ -342,6 +354,16 @@ const markdown = [
   "| Tool | Fields | Before | After | Added |",
   "|---|---|---:|---:|---:|",
   ...serviceRows.map((row) => `| ${row.tool} | ${row.fields} | ${fmt(row.before)} | ${fmt(row.after)} | +${fmt(row.added)} |`),
+  "",
+  "## wait_jobs: added declaration cost",
+  "",
+  "Everything the tool adds to each request while it is active: its declaration, and the snippet and guideline Pi",
+  "writes into the system prompt. No other declaration changed with it.",
+  "",
+  "| Part | Tokens |",
+  "|---|---:|",
+  ...waitRows.map((row) => `| ${row.part} | ${fmt(row.tokens)} |`),
+  `| total | ${fmt(waitAdded)} |`,
   "",
   "## Terminal reports",
   "",

@@ -2,7 +2,8 @@
  * The offline demo's "model": a scripted tour that decides its next move from the conversation so far, so it works
  * whatever the user types and however long the jobs take. It shows a noisy build monitored to one result, a failing
  * test run with its evidence, an interactive PTY REPL driven with write_stdin, and a shell job that wakes the agent
- * when it exits. "background" starts two long-running jobs to explore in /monitor. Pure: messages in, a move out.
+ * when it exits. "background" starts two long-running jobs to explore in /monitor; "checks" runs three checks side by
+ * side and collects them with one wait_jobs call. Pure: messages in, a move out.
  */
 
 export interface TourCall {
@@ -35,6 +36,13 @@ export const WAKE_COMMAND = "sleep 3; echo 'preview deployed'";
 export const TICK_COMMAND = "i=0; while true; do i=$((i+1)); echo \"tick $i\"; sleep 0.3; done";
 export const SERVER_COMMAND =
   "i=0; while true; do i=$((i+1)); echo \"GET /api/items/$i 200 $((i % 17 + 3))ms\"; sleep 0.1; done";
+
+/** Three checks of different lengths, one failing, for "checks". */
+export const CHECK_COMMANDS = [
+  "for t in parse format render wrap; do sleep 0.3; echo \"test $t ... ok\"; done; echo 'test result: ok. 4 passed'",
+  "sleep 0.6; echo 'src/wrap.ts:14:7  error  prefer-const' >&2; echo '1 problem (1 error)'; exit 1",
+  "sleep 1; echo 'types: 0 errors'",
+];
 
 function textOf(message: TourMessage | undefined): string {
   if (message === undefined) return "";
@@ -82,6 +90,21 @@ export function nextMove(messages: readonly TourMessage[]): TourMove {
         arguments: { command: SERVER_COMMAND, description: "dev server log", result_pattern: "^READY$", timeout_ms: 300_000 },
       },
     ]);
+  }
+
+  // Many jobs, one wait: three checks in one batch, then one wait_jobs call collects all three.
+  if (last?.role === "user" && /^\s*"?checks"?\W*$/i.test(lastText)) {
+    return say(
+      "Starting three checks side by side…",
+      CHECK_COMMANDS.map((cmd) => ({ name: "exec_command", arguments: { cmd, yield_time_ms: 200, timeout_seconds: 60 } })),
+    );
+  }
+  if (last?.role === "toolResult" && lastCall?.name === "exec_command" && CHECK_COMMANDS.includes(String(lastCall.arguments.cmd))) {
+    const ids = messages.slice(-CHECK_COMMANDS.length).map((m) => sessionIdIn(textOf(m))).filter((id) => id !== null);
+    return say("…and collecting all three with one call, instead of reading each:", [{ name: "wait_jobs", arguments: { ids: ids.map(String) } }]);
+  }
+  if (last?.role === "toolResult" && lastCall?.name === "wait_jobs") {
+    return say("One call, one line per check: the lint failure came with its last lines.");
   }
 
   if (!started("noisy build")) {

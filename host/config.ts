@@ -4,6 +4,8 @@
  * job or call, and an invalid value fails only the call that would use it, with a message that names the variable the
  * user set. Older names stay readable as aliases; the current name wins when both are set (shared/config.ts).
  */
+import { totalmem } from "node:os";
+import type { WatchdogSpec } from "../mailbox/spec.ts";
 import { readSwitch, WORKERS_SWITCH, type Env, type SwitchNames } from "../shared/config.ts";
 import { MIN_EMPTY_POLL_MS } from "./shell/limits.ts";
 
@@ -17,6 +19,7 @@ export const SWITCHES = {
   steerInterrupt: ["PI_JOBS_STEER_INTERRUPT", "PI_SHELL_JOBS_STEER_INTERRUPT"],
   workers: WORKERS_SWITCH,
   demo: ["PI_JOBS_DEMO"],
+  watchdog: ["PI_JOBS_WATCHDOG"],
 } as const satisfies Record<string, SwitchNames>;
 
 const isOff = (env: Env, names: SwitchNames): boolean => readSwitch(env, names)?.raw === "0";
@@ -69,4 +72,50 @@ export function steerInterruptEnabled(env: Env): boolean {
 export function demoForced(env: Env): boolean | null {
   const raw = readSwitch(env, SWITCHES.demo)?.raw;
   return raw === "1" ? true : raw === "0" ? false : null;
+}
+
+/**
+ * The watchdog's default thresholds, the one place they are set (README.md, "Resource limits and the watchdog"): a
+ * job's tree is a runaway above a quarter of the machine's memory or 4 GiB, whichever is less, or above one core
+ * busy on average over ten minutes.
+ */
+export const WATCHDOG_DEFAULTS = {
+  memoryShare: 0.25,
+  memoryCapBytes: 4 * 1024 ** 3,
+  cpuPercent: 100,
+  sustainMinutes: 10,
+} as const;
+
+export type WatchdogSetting = { ok: true; spec: WatchdogSpec | null } | { ok: false; error: string };
+
+const WATCHDOG_KEYS = ["memory_mb", "cpu_percent", "cpu_minutes"] as const;
+
+/**
+ * `PI_JOBS_WATCHDOG`: unset or `1` the defaults, `0` off, or `memory_mb=N,cpu_percent=N,cpu_minutes=N` (any of them;
+ * the rest keep their defaults) to move the thresholds. `memoryBytes` is the machine's share unless given.
+ */
+export function readWatchdog(env: Env, machineBytes: number = totalmem()): WatchdogSetting {
+  const set = readSwitch(env, SWITCHES.watchdog);
+  const raw = set?.raw.trim() ?? "";
+  if (raw === "0") return { ok: true, spec: null };
+  const spec: WatchdogSpec = {
+    memoryBytes: Math.round(Math.min(machineBytes * WATCHDOG_DEFAULTS.memoryShare, WATCHDOG_DEFAULTS.memoryCapBytes)),
+    cpuPercent: WATCHDOG_DEFAULTS.cpuPercent,
+    sustainMs: WATCHDOG_DEFAULTS.sustainMinutes * 60_000,
+  };
+  if (set === null || raw === "" || raw === "1") return { ok: true, spec };
+  for (const part of raw.split(",")) {
+    const [key, text, ...rest] = part.split("=").map((piece) => piece.trim());
+    const value = text === undefined || rest.length > 0 || !/^\d+(\.\d+)?$/.test(text) ? Number.NaN : Number(text);
+    if (!(WATCHDOG_KEYS as readonly (string | undefined)[]).includes(key) || !(value > 0)) {
+      return {
+        ok: false,
+        error: `${set.variable}=${JSON.stringify(set.raw)}: expected 0, 1, or ${WATCHDOG_KEYS.map((k) => `${k}=N`).join(",")} with positive numbers (at ${JSON.stringify(part)})`,
+      };
+    }
+    if (key === "memory_mb") spec.memoryBytes = Math.max(1, Math.round(value * 1024 * 1024));
+    else if (key === "cpu_percent") spec.cpuPercent = value;
+    else spec.sustainMs = Math.max(1, Math.round(value * 60_000));
+  }
+  return { ok: true, spec };
 }

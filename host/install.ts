@@ -1,6 +1,6 @@
 /**
  * Installs the host actor into one Pi extension instance: the job runtime's lifecycle, the monitor and shell-job
- * tools, the UI (activity rows, /monitor console, sessions picker, transcript bands), the metrics recorder and the
+ * tools and wait_jobs over both, the UI (activity rows, /monitor console, sessions picker, transcript bands), the metrics recorder and the
  * small `/jobs` overview. Each part registers its own hooks; this file only wires them together, in the order their
  * session_start handlers must run (the lifecycle first, because the other parts adopt their state from it after
  * /reload; the UI after the tools whose services it reads).
@@ -12,6 +12,7 @@ import { installMetrics } from "./metrics/install.ts";
 import { installMonitors } from "./monitor/install.ts";
 import { createSampler } from "./sampler.ts";
 import { installShellJobs } from "./shell/install.ts";
+import { installWaitJobs } from "./wait/install.ts";
 import { installUi } from "./console/install.ts";
 import { jobsOverview } from "./console/views.ts";
 
@@ -19,6 +20,7 @@ export function installHost(pi: ExtensionAPI): void {
   const lifecycle = installLifecycle(pi);
   const monitors = installMonitors(pi, lifecycle);
   const shell = installShellJobs(pi, lifecycle);
+  installWaitJobs(pi, { shell: () => shell.service, monitors: monitors.service });
   installUi(pi, { lifecycle, monitors: monitors.service, shell: () => shell.service });
   // One 250 ms sampler for the host actor: the metrics recorder and the job-runtime figures share it.
   const rates = createJobRateSampler(() => lifecycle.runtime());

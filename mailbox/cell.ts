@@ -25,10 +25,11 @@ const PAUSED = 4;
 const LOG_TRUNCATED = 5;
 /** Bumped by the actor a few times a second while its event loop runs: the host's evidence that it is alive. */
 const HEARTBEAT = 6;
-/** Bit 0: stalled; bit 1: waiting for input (actors/watch/stall.ts). */
+/** Bit 0: stalled; bit 1: waiting for input (actors/watch/stall.ts); bit 2: a runaway (actors/watch/usage-judge.ts). */
 const STUCK = 7;
 const STALLED_BIT = 1;
 const WAITING_BIT = 2;
+const RUNAWAY_BIT = 4;
 /**
  * The actor's OS thread, written once when the actor starts: 0 until then (the job still waits for a thread), its
  * Linux thread id, or THREAD_UNKNOWN where there is none to read. The host reads that thread's CPU figures to tell a
@@ -36,7 +37,15 @@ const WAITING_BIT = 2;
  */
 const THREAD = 8;
 const THREAD_UNKNOWN = -1;
-const INT_WORDS = 9;
+/**
+ * The job's tree as last sampled by its actor (actors/watch/usage-watch.ts): live processes now and at most, and CPU
+ * over the last interval in tenths of a percent of one core. USAGE_UNKNOWN in CPU_PERMILLE until two samples exist.
+ */
+const PROCESSES = 9;
+const PEAK_PROCESSES = 10;
+const CPU_PERMILLE = 11;
+const USAGE_UNKNOWN = -1;
+const INT_WORDS = 12;
 /** A BigInt64Array must start on a multiple of 8 bytes. */
 const BIG_OFFSET = Math.ceil((INT_WORDS * 4) / 8) * 8;
 // BigInt64 words, after the Int32 ones.
@@ -46,12 +55,19 @@ const LAST_OUTPUT_EPOCH_MS = 2;
 const LOG_BYTES = 3;
 const UNREAD_BYTES = 4;
 const STARTED_EPOCH_MS = 5;
-const BIG_WORDS = 6;
+/** The tree's resident memory now and at most, and the CPU time it has used; RSS_BYTES is -1 before the first sample. */
+const RSS_BYTES = 6;
+const PEAK_RSS_BYTES = 7;
+const CPU_MS = 8;
+const BIG_WORDS = 9;
 
 export const JOB_CELL_BYTES = BIG_OFFSET + BIG_WORDS * 8;
 
 export function createJobCell(): SharedArrayBuffer {
-  return new SharedArrayBuffer(JOB_CELL_BYTES);
+  const buffer = new SharedArrayBuffer(JOB_CELL_BYTES);
+  // No sample yet: zero would read as a measured, empty tree.
+  new BigInt64Array(buffer, BIG_OFFSET, BIG_WORDS)[RSS_BYTES] = -1n;
+  return buffer;
 }
 
 export interface CellView {
@@ -73,6 +89,22 @@ export interface CellView {
   stalled: boolean;
   /** The last output is a prompt-shaped unterminated line, followed by quiet. */
   waitingForInput: boolean;
+  /** Over the watchdog's thresholds now (an episode under way). */
+  runaway: boolean;
+  /** The tree's figures; null before the actor's first sample (or where /proc cannot be read). */
+  usage: TreeUsage | null;
+}
+
+/** A job's process tree as its actor last sampled it: what the tools and the console show of its resource use. */
+export interface TreeUsage {
+  rssBytes: number;
+  peakRssBytes: number;
+  /** CPU over the last sample interval, in percent of one core; null until two samples exist. */
+  cpuPercent: number | null;
+  /** CPU time the tree has used since the spawn. */
+  cpuMs: number;
+  processes: number;
+  peakProcesses: number;
 }
 
 function views(buffer: SharedArrayBuffer): { ints: Int32Array; bigs: BigInt64Array } {
@@ -150,7 +182,24 @@ export class JobCellWriter {
   }
 
   setStuck(flags: { stalled: boolean; waitingForInput: boolean }): void {
-    Atomics.store(this.ints, STUCK, (flags.stalled ? STALLED_BIT : 0) | (flags.waitingForInput ? WAITING_BIT : 0));
+    // The runaway bit is the usage watch's: kept as it is.
+    const runaway = Atomics.load(this.ints, STUCK) & RUNAWAY_BIT;
+    Atomics.store(this.ints, STUCK, (flags.stalled ? STALLED_BIT : 0) | (flags.waitingForInput ? WAITING_BIT : 0) | runaway);
+  }
+
+  setRunaway(runaway: boolean): void {
+    if (runaway) Atomics.or(this.ints, STUCK, RUNAWAY_BIT);
+    else Atomics.and(this.ints, STUCK, ~RUNAWAY_BIT);
+  }
+
+  /** One sample of the tree; RSS last, since the host takes a non-negative RSS to mean a sample exists. */
+  setUsage(usage: TreeUsage): void {
+    Atomics.store(this.ints, PROCESSES, usage.processes);
+    Atomics.store(this.ints, PEAK_PROCESSES, usage.peakProcesses);
+    Atomics.store(this.ints, CPU_PERMILLE, usage.cpuPercent === null ? USAGE_UNKNOWN : Math.round(usage.cpuPercent * 10));
+    Atomics.store(this.bigs, CPU_MS, BigInt(Math.round(usage.cpuMs)));
+    Atomics.store(this.bigs, PEAK_RSS_BYTES, BigInt(usage.peakRssBytes));
+    Atomics.store(this.bigs, RSS_BYTES, BigInt(usage.rssBytes));
   }
 }
 
@@ -221,6 +270,24 @@ export class JobCellReader {
       heartbeat: this.heartbeat(),
       stalled: (Atomics.load(ints, STUCK) & STALLED_BIT) !== 0,
       waitingForInput: (Atomics.load(ints, STUCK) & WAITING_BIT) !== 0,
+      runaway: (Atomics.load(ints, STUCK) & RUNAWAY_BIT) !== 0,
+      usage: this.usage(),
+    };
+  }
+
+  /** The tree's last sample, or null before the first (a sample may be read while the actor writes the next). */
+  usage(): TreeUsage | null {
+    const { ints, bigs } = this;
+    const rss = Number(Atomics.load(bigs, RSS_BYTES));
+    if (rss < 0) return null;
+    const permille = Atomics.load(ints, CPU_PERMILLE);
+    return {
+      rssBytes: rss,
+      peakRssBytes: Math.max(rss, Number(Atomics.load(bigs, PEAK_RSS_BYTES))),
+      cpuPercent: permille === USAGE_UNKNOWN ? null : permille / 10,
+      cpuMs: Number(Atomics.load(bigs, CPU_MS)),
+      processes: Atomics.load(ints, PROCESSES),
+      peakProcesses: Atomics.load(ints, PEAK_PROCESSES),
     };
   }
 }

@@ -34,6 +34,9 @@ export const missedDeadline = (): string => "missed its deadline";
 export const stopNotReportedInGrace = (): string => "had not reported the stop within its grace";
 export const stopNotFinished = (): string => "did not finish a requested stop";
 export const hadCpuToFinish = (seconds: number): string => `it had ${seconds} s past it with a CPU to finish on`;
+/** Why a resource limit stopped the job: the figure that passed it (mailbox/result.ts, LimitTrip). */
+export const limitPassed = (what: string, peak: string, limit: string): string =>
+  `the job's process tree passed its ${what} limit (${peak}, limit ${limit}); the process group was stopped`;
 /** A takeover of a job whose process was never spawned says so. */
 export const noProcessSpawned = (message: string): string => `${message}; no process was spawned`;
 

@@ -42,6 +42,7 @@ export const Notice = Type.Object(
       Type.Literal("log_truncated"),
       Type.Literal("stalled"), // quiet for the spec's stallMs and under 1 % of a core: detail null
       Type.Literal("waiting_for_input"), // a prompt-shaped unterminated line, then quiet: detail is the prompt
+      Type.Literal("runaway"), // the tree passed the watchdog's thresholds (once per episode): detail says by how much
     ]),
     detail: Nullable(Type.String()),
   },

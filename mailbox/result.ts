@@ -21,10 +21,27 @@ export const EndCause = Type.Union([
   Type.Literal("log_failed"), // the log could not be written
   Type.Literal("stalled"), // a monitor with a stall time went quiet and idle
   Type.Literal("waiting_for_input"), // a monitor with a stall time sat at a prompt it can never be answered at
+  Type.Literal("memory_limit"), // the tree's resident memory passed the job's limit
+  Type.Literal("cpu_limit"), // the tree's CPU time passed the job's limit
+  Type.Literal("process_limit"), // the tree had more live processes than the job's limit
   Type.Literal("actor_crashed"),
   Type.Literal("actor_unresponsive"),
 ]);
 export type EndCause = Static<typeof EndCause>;
+
+/** The causes a resource limit ends a job with (mailbox/spec.ts, ResourceLimits). */
+export const LimitCause = Type.Union([Type.Literal("memory_limit"), Type.Literal("cpu_limit"), Type.Literal("process_limit")]);
+export type LimitCause = Static<typeof LimitCause>;
+
+/**
+ * The limit that stopped a job and the figure that passed it, in the limit's unit: bytes of resident memory, ms of CPU
+ * or processes. `peak` is the sample that tripped it (the tree's highest, since the job is stopped at once).
+ */
+export const LimitTrip = Type.Object(
+  { cause: LimitCause, limit: Type.Number({ minimum: 0 }), peak: Type.Number({ minimum: 0 }) },
+  { additionalProperties: false },
+);
+export type LimitTrip = Static<typeof LimitTrip>;
 
 export const LogState = Type.Object(
   {
@@ -56,6 +73,8 @@ export const ActorResult = Type.Object(
     log: LogState,
     totals: Type.Object({ bytes: Type.Integer({ minimum: 0 }), lines: Type.Integer({ minimum: 0 }) }),
     monitor: Nullable(MonitorOutcome),
+    /** Present exactly when `cause` is a limit's: which one, and what passed it. */
+    limit: Type.Optional(LimitTrip),
   },
   { additionalProperties: false },
 );

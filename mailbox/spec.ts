@@ -48,12 +48,50 @@ export const ReadySpec = Type.Object(
 );
 export type ReadySpec = Static<typeof ReadySpec>;
 
-/** Watches the actor keeps on a running job: readiness, and stall detection (prompt detection is always on). */
+/**
+ * A job's resource limits, over its whole tree (every process carrying its tag): past one the actor stops the job with
+ * the limit's cause (mailbox/result.ts). Each is null when not set.
+ */
+export const ResourceLimits = Type.Object(
+  {
+    /** Resident memory of the tree, summed over its processes. */
+    memoryBytes: Nullable(Type.Integer({ minimum: 1 })),
+    /** CPU time (user + system) the tree has used since the spawn, its reaped children's included. */
+    cpuMs: Nullable(Type.Integer({ minimum: 1 })),
+    /** Live processes in the tree at once. */
+    processes: Nullable(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+);
+export type ResourceLimits = Static<typeof ResourceLimits>;
+
+/**
+ * The watchdog's thresholds (host/config.ts reads them): a tree above `memoryBytes`, or above `cpuPercent` of one core
+ * on average over `sustainMs`, is a runaway. It is flagged and reported once per episode, never stopped.
+ */
+export const WatchdogSpec = Type.Object(
+  {
+    memoryBytes: Type.Integer({ minimum: 1 }),
+    cpuPercent: Type.Number({ exclusiveMinimum: 0 }),
+    sustainMs: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }),
+  },
+  { additionalProperties: false },
+);
+export type WatchdogSpec = Static<typeof WatchdogSpec>;
+
+/**
+ * Watches the actor keeps on a running job: readiness, stall detection (prompt detection is always on), and its
+ * tree's resource use against its limits and the watchdog (the figures are sampled for every job).
+ */
 export const WatchSpec = Type.Object(
   {
     ready: Nullable(ReadySpec),
     /** Quiet time after which a job using under 1 % of a core is stalled; null: not judged. */
     stallMs: Nullable(Type.Integer({ minimum: 1, maximum: 2_147_483_647 })),
+    /** Absent: no limit. */
+    limits: Type.Optional(ResourceLimits),
+    /** Absent: the watchdog is off for this job. */
+    watchdog: Type.Optional(WatchdogSpec),
   },
   { additionalProperties: false },
 );

@@ -7,7 +7,7 @@
  * re-executes itself with a fresh environment), and processes of another user. Elsewhere than Linux no
  * environment of another process can be read, and the scan says so (null) rather than "none".
  */
-import { readProcText, startTicksOf, statField, statNumber, TICKS_PER_SECOND } from "./proc-stat.ts";
+import { readEnviron, readProcText, startTicksOf, statField, statNumber, TICKS_PER_SECOND } from "./proc-stat.ts";
 import { scan, scanNow, type ProcReads, type ProcScan } from "./proc-scan.ts";
 
 /** The variable that names a process's job. */
@@ -234,4 +234,25 @@ function runtimesScan(runtimeIds: readonly string[]): ProcScan<TaggedProcess[]> 
     },
     result: () => found.sort((a, b) => a.pid - b.pid),
   };
+}
+
+/** The kernel's last allocated pid (`ns_last_pid`), or null where it cannot be read. */
+export function lastAllocatedPid(): number | null {
+  return readInteger("/proc/sys/kernel/ns_last_pid");
+}
+
+/** The largest pid the kernel allocates, or null where it cannot be read. */
+export function maxPid(): number | null {
+  return readPidMax();
+}
+
+/**
+ * Whether one process carries the tag: `tagged`, `other`, `empty` (no environment: in the middle of an exec, a kernel
+ * thread, or one that cleared it) or null when it is gone or another user's.
+ */
+export function tagOf(pid: number, tag: string): "tagged" | "other" | "empty" | null {
+  const environ = readEnviron(pid);
+  if (environ === null) return null;
+  if (environ.length === 0) return "empty";
+  return tagsIn(environ).includes(tag) ? "tagged" : "other";
 }

@@ -88,6 +88,7 @@ export function statFields(pid: number | string): string[] | null {
  */
 const FIELD_NUMBER = {
   state: 3,
+  ppid: 4,
   pgrp: 5,
   session: 6,
   flags: 9,
@@ -98,6 +99,8 @@ const FIELD_NUMBER = {
   cstime: 17,
   /** Start time in clock ticks since boot. */
   starttime: 22,
+  /** Resident set size in pages (`pageBytes()` each). */
+  rss: 24,
 } as const;
 
 export type StatField = keyof typeof FIELD_NUMBER;
@@ -116,6 +119,22 @@ export function statNumber(fields: readonly string[], field: StatField): number 
 export function startTicksOf(fields: readonly string[]): number | null {
   const value = statNumber(fields, "starttime");
   return Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+let pageSize: number | undefined;
+
+/**
+ * Bytes per page of the `rss` field: 4 KiB on x86-64, but arm64 kernels may use 16 or 64 KiB pages. Node does not
+ * say, so it is read once from this process's own figures: VmRSS (kB, from `status`) over the resident pages of
+ * `statm`, rounded to a power of two (the two reads are a moment apart, never a factor of two).
+ */
+export function pageBytes(): number {
+  if (pageSize !== undefined) return pageSize;
+  const pages = Number((readProcText("/proc/self/statm") ?? "").split(" ")[1]);
+  const kib = Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(readProcText("/proc/self/status") ?? "")?.[1]);
+  const ratio = (kib * 1024) / pages;
+  pageSize = Number.isFinite(ratio) && ratio > 0 ? 2 ** Math.round(Math.log2(ratio)) : 4096;
+  return pageSize;
 }
 
 /**

@@ -83,8 +83,10 @@ function listRow(job: JobView, width: number, theme: UiTheme, selected: boolean)
   const style = TONE_STYLE[job.tone];
   const marker = selected ? "▸ " : "  ";
   const status = theme.fg(style.fg, shownStatus(job));
+  const pressure = job.running ? job.live?.pressure ?? "none" : "none";
+  const warning = pressure === "none" ? "" : ` ${theme.fg("warning", pressure === "runaway" ? "▲ runaway" : "▲ near limit")}`;
   const title = safe(job.kind === "shell" ? job.title.replace(/\s+/g, " ").trim() : job.title);
-  const row = `${marker}${status} ${theme.fg("dim", "·")} ${theme.fg("muted", job.kind)} ${theme.fg("dim", "·")} ${title} ${theme.fg("dim", `· ${elapsed(job.elapsedMs)}`)}`;
+  const row = `${marker}${status}${warning} ${theme.fg("dim", "·")} ${theme.fg("muted", job.kind)} ${theme.fg("dim", "·")} ${title} ${theme.fg("dim", `· ${elapsed(job.elapsedMs)}`)}`;
   return selected ? theme.bg("selectedBg", fill(row, width)) : fit(row, width);
 }
 
@@ -98,6 +100,27 @@ function liveFields(live: LiveFigures, running: boolean): DetailField[] {
     value: `${live.retainedLines} lines · dropped ${live.droppedLines} lines (${bytes(live.droppedBytes)}) · total ${live.totalLines} lines, ${bytes(live.totalBytes)}${live.paused ? " · paused" : ""}`,
     layout: "inline",
   });
+  if (live.tree !== null) {
+    const { tree } = live;
+    fields.push({
+      label: "Process tree",
+      value: `${tree.processes} process${tree.processes === 1 ? "" : "es"} · CPU ${percent(tree.cpuPercent)} (${(tree.cpuMs / 1000).toFixed(1)} s) · memory ${bytes(tree.rssBytes)} (peak ${bytes(tree.peakRssBytes)})`,
+      layout: "inline",
+      ...(live.pressure !== "none" ? { tone: "warning" as const } : {}),
+    });
+  }
+  if (live.limits !== null) {
+    const { limits } = live;
+    const set = [
+      limits.memoryBytes === null ? null : `memory ${bytes(limits.memoryBytes)}`,
+      limits.cpuMs === null ? null : `CPU ${limits.cpuMs / 1000} s`,
+      limits.processes === null ? null : `${limits.processes} processes`,
+    ].filter((part) => part !== null);
+    fields.push({ label: "Limits", value: set.join(" · "), layout: "inline", ...(live.pressure === "near_limit" ? { tone: "warning" as const } : {}) });
+  }
+  if (live.pressure === "runaway" && running) {
+    fields.push({ label: "Watchdog", value: "over its thresholds (not stopped: the watchdog only reports)", layout: "inline", tone: "warning" });
+  }
   if (running && live.pgid !== null) {
     const members = live.processes === null ? "" : ` · ${live.processes} process${live.processes === 1 ? "" : "es"}`;
     fields.push({

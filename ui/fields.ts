@@ -46,6 +46,7 @@ function renderInline(field: DetailField, options: FieldRenderOptions): string[]
       note = `preview of ${preview.originalLength.toLocaleString("en-US")} characters${hint}`;
     }
   }
+  if (field.tone === "warning") value = theme.fg("warning", value);
   const lines = wrap(`${label(field.label, clean.escaped, theme)} ${value}`, width);
   if (note !== null) lines.push(...wrap(theme.fg("dim", `(${note})`), width));
   return lines;

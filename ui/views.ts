@@ -29,6 +29,8 @@ export interface DetailField {
   layout: "inline" | "block" | "code";
   /** A result or capture value: long ones are previewed unless complete values are asked for. */
   previewable?: boolean;
+  /** `warning`: the value is drawn in the theme's warning colour (a job near a limit, a runaway). */
+  tone?: "warning";
 }
 
 /** Live figures the seeds do not have: throughput, retention and the process group's resources. */
@@ -48,7 +50,31 @@ export interface LiveFigures {
   cpuPercent: number | null;
   /** Resident memory of the group's members. */
   rssBytes: number | null;
+  /** The job's whole tree (every process carrying its tag), as its actor samples it; null before the first sample. */
+  tree: TreeFigures | null;
+  /** The job's resource limits as set; null when it has none. */
+  limits: LimitFigures | null;
+  /** Whether to warn: a tree figure at NEAR_LIMIT of its limit or more, or a runaway by the watchdog's thresholds. */
+  pressure: Pressure;
 }
+
+export interface TreeFigures {
+  rssBytes: number;
+  peakRssBytes: number;
+  /** Of one core, over the actor's last sample interval; null until two samples exist. */
+  cpuPercent: number | null;
+  cpuMs: number;
+  processes: number;
+}
+
+/** Each null when not set. */
+export interface LimitFigures {
+  memoryBytes: number | null;
+  cpuMs: number | null;
+  processes: number | null;
+}
+
+export type Pressure = "none" | "near_limit" | "runaway";
 
 export interface JobView {
   /** Stable selection key across snapshots, e.g. `monitor:monitor_3`, `shell:2`. */

@@ -17,7 +17,7 @@ import type { StopSignal } from "../../mailbox/control.ts";
 import { actorCrashed, couldNotStart, stoppedBeforeStart } from "../../mailbox/errors.ts";
 import type { ActorToHost, HostToActor } from "../../mailbox/messages.ts";
 import { typedPort, type TypedPort } from "../../mailbox/port.ts";
-import type { ActorResult, EndCause } from "../../mailbox/result.ts";
+import type { ActorResult, EndCause, LimitTrip } from "../../mailbox/result.ts";
 import type { JobSpec } from "../../mailbox/spec.ts";
 import type { ActorTask, ActorTaskResult } from "../../mailbox/task.ts";
 import { HEARTBEAT_MS, STREAM_CLOSE_ROUNDS, STREAM_CLOSE_WAIT_MS } from "../../mailbox/timings.ts";
@@ -25,6 +25,7 @@ import { Comlink, createNodeEndpoint } from "../../shared/comlink-endpoint.ts";
 import { stopGroup, type StopOptions } from "../../shared/process-group.ts";
 import { spawnProcess, SpawnError, type ProcessIo } from "../process/process-io.ts";
 import { osThreadId } from "../thread/priority.ts";
+import { tripMessage } from "../watch/usage-judge.ts";
 import { jobControl } from "./control.ts";
 import { JobOutput } from "./output.ts";
 import { childOf, monitorCause, pendingStopOf, type ActorState, type Child, type Cleanup } from "./state.ts";
@@ -56,6 +57,8 @@ class JobActor {
   /** Set by a contained crash, which may come while a stop with another cause is under way. */
   private causeMessage: string | null = null;
   private timeout: ReturnType<typeof setTimeout> | null = null;
+  /** The limit the tree passed, once it has: the result carries it when it is what ended the job. */
+  private trip: LimitTrip | null = null;
 
   constructor(task: ActorTask) {
     this.spec = task.spec;
@@ -69,6 +72,10 @@ class JobActor {
       child: () => childOf(this.state),
       exitSent: () => this.state.phase === "ended" && this.state.exitSent,
       requestStop: (cause, signal) => void this.requestStop(cause, signal),
+      limitPassed: (trip) => {
+        this.trip ??= trip;
+        void this.requestStop(trip.cause, "SIGTERM");
+      },
     });
     // Which thread beats: the host reads its CPU figures before it calls a heartbeat that stands still a hang.
     this.cell.publishThread(osThreadId());
@@ -138,7 +145,8 @@ class JobActor {
     const ending = this.current();
     const cause = ending.phase === "stopping" ? ending.cause : "exit";
     if (io.kind === "pty") await new Promise<void>((resolve) => setImmediate(resolve));
-    const result = await this.finish(cause, this.causeMessage, cleanup);
+    const trip = this.trip !== null && this.trip.cause === cause ? this.trip : null;
+    const result = await this.finish(cause, this.causeMessage ?? (trip === null ? null : tripMessage(trip)), cleanup, trip);
     if (guard) process.off("uncaughtException", guard);
     return result;
   }
@@ -210,7 +218,7 @@ class JobActor {
     }
   }
 
-  private async finish(cause: EndCause, message: string | null, cleanup: Cleanup): Promise<ActorResult> {
+  private async finish(cause: EndCause, message: string | null, cleanup: Cleanup, trip: LimitTrip | null = null): Promise<ActorResult> {
     if (this.timeout) clearTimeout(this.timeout);
     clearInterval(this.heartbeat);
     const { output } = this;
@@ -236,6 +244,7 @@ class JobActor {
       log: output.log.state(),
       totals: { ...output.totals },
       monitor,
+      ...(trip !== null ? { limit: trip } : {}),
     };
     // Every read answered so far is reflected here; later reads are served by the host from this message.
     const { window, unread } = output.finalReads();

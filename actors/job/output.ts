@@ -11,7 +11,7 @@ import type { StopSignal } from "../../mailbox/control.ts";
 import type { ActorToHost, HostToActor, Read } from "../../mailbox/messages.ts";
 import type { RetainedWindow, TakenOutput } from "../../mailbox/output.ts";
 import type { TypedPort } from "../../mailbox/port.ts";
-import type { EndCause } from "../../mailbox/result.ts";
+import type { EndCause, LimitTrip } from "../../mailbox/result.ts";
 import type { JobSpec } from "../../mailbox/spec.ts";
 import type { MonitorEngine } from "../monitor/engine.ts";
 import { countNewlines } from "../output/framing.ts";
@@ -51,6 +51,8 @@ export interface OutputOwner {
   /** The exit message is sent: nothing more may be posted. */
   exitSent(): boolean;
   requestStop(cause: EndCause, signal: StopSignal): void;
+  /** The tree passed one of the job's limits: stop the job for it. */
+  limitPassed(trip: LimitTrip): void;
 }
 
 export class JobOutput {
@@ -117,8 +119,9 @@ export class JobOutput {
       spawnedAt,
       spawnedAtEpoch,
       cell,
-      notice: (kind, detail) => this.onStuck(kind, detail),
+      notice: (kind, detail) => (kind === "runaway" ? this.onRunaway(detail) : this.onStuck(kind, detail)),
       ready: (report) => mailbox.send({ type: "ready", report }),
+      limitPassed: (trip) => this.owner.limitPassed(trip),
     });
   }
 
@@ -193,6 +196,12 @@ export class JobOutput {
     // A monitor cannot be answered (it has no stdin) and nobody reads it while it runs: with a stall time it ends
     // here, its tail kept, rather than sit until its timeout.
     if (this.engine && this.owner.spec.watch?.stallMs != null) this.owner.requestStop(kind, "SIGTERM");
+  }
+
+  /** A runaway episode began: the host hears of it once (the cell's flag says while it lasts); nothing is stopped. */
+  private onRunaway(reason: string | null): void {
+    if (this.owner.exitSent()) return;
+    this.owner.mailbox.send({ type: "notice", kind: "runaway", detail: reason });
   }
 
   /** The log stopped taking bytes: a quota was reached or the disk failed. Reported once, never silent. */

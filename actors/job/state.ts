@@ -62,6 +62,9 @@ export function monitorCause(cause: EndCause): ProcessEnd["cause"] {
     case "log_failed":
     case "stalled":
     case "waiting_for_input":
+    case "memory_limit":
+    case "cpu_limit":
+    case "process_limit":
       return cause;
     default:
       return "stopped" as const;

@@ -84,7 +84,10 @@ export type OutcomeReason =
   | "log_quota"
   | "log_failed"
   | "stalled"
-  | "waiting_for_input";
+  | "waiting_for_input"
+  | "memory_limit"
+  | "cpu_limit"
+  | "process_limit";
 
 export type Decision =
   | { by: "match"; hit: Hit }
@@ -181,6 +184,9 @@ export function settle(state: ContractState, end: ProcessEnd): Verdict {
     case "log_failed":
     case "stalled":
     case "waiting_for_input":
+    case "memory_limit":
+    case "cpu_limit":
+    case "process_limit":
       return without("failure", end.cause);
     case "exit":
     case "contract": {

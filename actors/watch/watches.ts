@@ -1,18 +1,21 @@
 /**
  * The watches an actor keeps on its running job, in one place: the stall and prompt judgement (actors/watch/stall.ts),
- * readiness (actors/watch/ready.ts) and the ports the job's processes listen on (listening-ports.ts). It reads /proc and
+ * readiness (actors/watch/ready.ts), the ports the job's processes listen on (listening-ports.ts) and the tree's resource
+ * use against its limits and the watchdog (actors/watch/usage-watch.ts). It reads /proc and
  * runs patterns here, on the job's thread; the host learns the flags from the shared cell and the episodes and the
  * readiness from one message each.
  */
 import type { Notice, ReadyReport } from "../../mailbox/messages.ts";
 import type { WatchSpec } from "../../mailbox/spec.ts";
 import type { JobCellWriter } from "../../mailbox/cell.ts";
+import type { LimitTrip } from "../../mailbox/result.ts";
 import { taggedProcessesNow } from "../../shared/job-tag.ts";
 import { listeningPorts } from "./listening-ports.ts";
 import { detectPrompt, PROMPT_MAX_CHARS } from "./prompt-detect.ts";
 import { ReadyWatch } from "./ready.ts";
 import { StallWatch, type StallEvent } from "./stall.ts";
 import { treeCpuMs } from "./tree-cpu.ts";
+import { UsageWatch } from "./usage-watch.ts";
 import { UnterminatedLine } from "../output/unterminated-line.ts";
 
 /** How much of an unterminated line is kept to judge whether it is a prompt. */
@@ -26,8 +29,10 @@ export interface JobWatchOptions {
   spawnedAt: number;
   spawnedAtEpoch: number;
   cell: JobCellWriter;
-  notice(kind: Extract<Notice["kind"], "stalled" | "waiting_for_input">, detail: string | null): void;
+  notice(kind: Extract<Notice["kind"], "stalled" | "waiting_for_input" | "runaway">, detail: string | null): void;
   ready(report: ReadyReport): void;
+  /** The tree passed one of the job's limits: the actor stops the job. */
+  limitPassed(trip: LimitTrip): void;
 }
 
 type Source = "stdout" | "stderr" | "pty";
@@ -39,9 +44,20 @@ export class JobWatch {
   private readonly tail = new UnterminatedLine(TAIL_CHARS);
   private promptTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly sampler: ReturnType<typeof setInterval> | null;
+  private readonly usage: UsageWatch;
 
   constructor(options: JobWatchOptions) {
     this.options = options;
+    this.usage = new UsageWatch({
+      tag: options.tag,
+      pid: options.pid,
+      spawnedAtEpoch: options.spawnedAtEpoch,
+      limits: options.spec?.limits ?? null,
+      watchdog: options.spec?.watchdog ?? null,
+      cell: options.cell,
+      limitPassed: (trip) => options.limitPassed(trip),
+      runaway: (reason) => options.notice("runaway", reason),
+    });
     const stallMs = options.spec?.stallMs ?? null;
     this.stall = new StallWatch({ stallMs, now: performance.now() });
     const ready = options.spec?.ready ?? null;
@@ -79,6 +95,7 @@ export class JobWatch {
   }
 
   dispose(): void {
+    this.usage.dispose();
     this.readyWatch?.dispose();
     if (this.sampler !== null) clearInterval(this.sampler);
     if (this.promptTimer !== null) clearTimeout(this.promptTimer);

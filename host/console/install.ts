@@ -21,6 +21,7 @@ import { listText } from "../shell/result-text.ts";
 import { registerMonitorRenderers } from "./monitor-renderers.ts";
 import { highlightShell } from "./transcript-rows.ts";
 import { registerShellRenderers } from "./shell-renderers.ts";
+import { registerWaitRenderers } from "./wait-renderers.ts";
 import { createSnapshotBuilder, type SnapshotBuilder } from "./views.ts";
 import { safe } from "../../ui/sanitize.ts";
 import { shownStatus, startingOf } from "../../ui/start-stage.ts";
@@ -126,6 +127,7 @@ export function installUi(pi: ExtensionAPI, deps: UiDeps): void {
     },
   });
   registerShellRenderers(pi);
+  registerWaitRenderers(pi);
 
   const showWidget = (ctx: ExtensionContext): void => {
     if (ctx.mode !== "tui") return;

@@ -5,7 +5,8 @@
  * batch. Shell jobs are remembered here (finished ones: the last 20) because the shell registry forgets a job once the
  * model has collected its result, and the console should still show how it ended.
  */
-import type { JobHandle } from "../runtime/api.ts";
+import type { JobFigures, JobHandle } from "../runtime/api.ts";
+import { usageFields, usageLine } from "../runtime/usage-line.ts";
 import type { MonitorRecord, MonitorService } from "../monitor/service.ts";
 import { structuredResult } from "../monitor/report.ts";
 import type { ShellService } from "../shell/service.ts";
@@ -17,6 +18,7 @@ import { monitorConfigFields, monitorHeadFields, monitorPayloadFields, monitorTo
 import { shownStatus, startingOf } from "../../ui/start-stage.ts";
 import { createGroupSampler, type GroupSampler, UNKNOWN_RESOURCES } from "./group-resources.ts";
 import { RateTracker } from "./rates.ts";
+import { pressureOf } from "./pressure.ts";
 import type { DetailField, JobsSnapshot, JobStatus, JobView, LiveFigures, Tone } from "../../ui/views.ts";
 import type { RetainedWindow } from "../runtime/api.ts";
 
@@ -47,14 +49,20 @@ export interface SnapshotBuilder {
  * The `/jobs` overview: one line per live job of the runtime, a starting one with its stage, after a count of the
  * starting jobs by stage while any start.
  */
-export function jobsOverview(jobs: readonly Pick<JobHandle, "startStage" | "phase" | "kind" | "label" | "pid">[]): string {
+export function jobsOverview(jobs: readonly (Pick<JobHandle, "startStage" | "phase" | "kind" | "label" | "pid"> & Partial<Pick<JobHandle, "figures">>)[]): string {
   if (jobs.length === 0) return "No background jobs are running.";
   // The stage before the phase, as a shell answer reads them (host/shell/session.ts, readSession).
   // A listed job is live: the runtime forgets a job as its result comes in.
   const shown = jobs.map((job) => ({ job, startStage: job.startStage(), status: livePhaseOf(job.phase()) }));
-  const lines = shown.map(({ job, ...start }) => `${shownStatus(start)} · ${job.kind} · ${job.label} · pid ${job.pid() ?? "-"}`);
+  const lines = shown.map(({ job, ...start }) => `${shownStatus(start)} · ${job.kind} · ${job.label} · pid ${job.pid() ?? "-"}${resourcesOf(job.figures?.())}`);
   const starting = startingOf(shown);
   return (starting === null ? lines : [starting, ...lines]).join("\n");
+}
+
+/** A job's tree figures on its /jobs line, and its runaway flag: ` · usage: rss=… · runaway`. */
+function resourcesOf(figures: JobFigures | undefined): string {
+  const fields = usageFields(figures?.usage ?? null);
+  return `${fields === null ? "" : ` · ${usageLine(fields)}`}${figures?.runaway ? " · runaway" : ""}`;
 }
 
 function outputOf(handle: JobHandle): RetainedWindow {
@@ -78,6 +86,9 @@ export function createSnapshotBuilder(
     const rate = running ? rates.observe(key, figures, clock()) : { linesPerSecond: null, bytesPerSecond: null };
     const pgid = handle.pgid();
     const resources = running && pgid !== null && request.resourcesFor === key ? sampler.sample(pgid) : UNKNOWN_RESOURCES;
+    // The tree's figures come from the job's cell, sampled on its actor's thread: reading them here costs nothing.
+    const usage = figures.usage;
+    const limits = handle.spec.watch?.limits ?? null;
     return {
       ...rate,
       totalLines: figures.lines,
@@ -88,6 +99,9 @@ export function createSnapshotBuilder(
       paused: figures.paused,
       pgid,
       ...resources,
+      tree: usage === null ? null : { rssBytes: usage.rssBytes, peakRssBytes: usage.peakRssBytes, cpuPercent: running ? usage.cpuPercent : null, cpuMs: usage.cpuMs, processes: running ? usage.processes : 0 },
+      limits,
+      pressure: running ? pressureOf(usage, limits, figures.runaway) : "none",
     };
   }
 

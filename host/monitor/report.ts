@@ -27,6 +27,7 @@
  *   its piped stdout only at exit, after the unbuffered stderr line.
  */
 import type { DiagnosticLine, MonitorOutcome } from "../../mailbox/monitor.ts";
+import type { LimitTrip } from "../../mailbox/result.ts";
 import { elapsed } from "../../ui/format.ts";
 import { escapeJson, escapeText } from "../safety/escape.ts";
 import { compactPayloadLines } from "./rle.ts";
@@ -44,6 +45,22 @@ export interface ReportInput {
   direct: boolean;
   /** The result pattern, shown when the command finished without printing it. */
   expected: string;
+  /** The limit that stopped the run, if one did: the report says the peak that passed it. */
+  limit?: LimitTrip | null;
+}
+
+const MIB = 1024 * 1024;
+
+/** `peak_rss_mb=231 limit=memory_mb:200`: the figure that passed the limit, beside the limit as the model set it. */
+export function limitLine(trip: LimitTrip): string {
+  switch (trip.cause) {
+    case "memory_limit":
+      return `peak_rss_mb=${Math.round(trip.peak / MIB)} limit=memory_mb:${Math.round(trip.limit / MIB)}`;
+    case "cpu_limit":
+      return `cpu_seconds_used=${(trip.peak / 1000).toFixed(1)} limit=cpu_seconds:${trip.limit / 1000}`;
+    case "process_limit":
+      return `peak_processes=${trip.peak} limit=processes:${trip.limit}`;
+  }
 }
 
 /** `33ms` under a second, `8.4s` under a minute, then `2m05s`, `1h02m03s`: the same figures the UI shows. */
@@ -154,6 +171,12 @@ export function nextStep(outcome: MonitorOutcome): string | null {
       return "it printed nothing and used no CPU for stall_seconds; find what it waits for in output, fix that, then rerun";
     case "waiting_for_input":
       return "it stopped at a prompt a monitor cannot answer; make the command non-interactive (a flag, env or stdin file), or run it with exec_command tty:true";
+    case "memory_limit":
+      return "its processes passed limits.memory_mb; find what grows (output, a leak, too many workers), fix it or raise the limit, then rerun";
+    case "cpu_limit":
+      return "its processes used up limits.cpu_seconds; look for a busy loop in output, or raise the limit if the work needs it, then rerun";
+    case "process_limit":
+      return "its processes passed limits.processes (a fork loop?); fix what forks, or raise the limit, then rerun";
   }
   if (outcome.matched !== null || Object.keys(outcome.captures).length > 0) {
     return "fix the error the failure match reports, then rerun";
@@ -200,6 +223,7 @@ export function buildReport(input: ReportInput): string {
     if (outcome.signal !== null) lines.push(`signal=${escapeText(outcome.signal)}`);
   }
   if (outcome.reason !== null) lines.push(`reason=${escapeText(outcome.reason)}`);
+  if (input.limit) lines.push(limitLine(input.limit));
   if (outcome.status === "timeout") lines.push(`timeout_ms=${input.timeoutMs}`);
   if (outcome.status !== "success" && outcome.output.length > 0) {
     lines.push(`output=${escapeJson(outcome.output.map(labelOutputLine))}`);
@@ -225,6 +249,8 @@ export interface TerminalFacts {
   /** Epoch milliseconds; null when nothing was spawned. */
   startedAt: number | null;
   completedAt: number;
+  /** The limit that stopped the run, if one did. */
+  limit?: LimitTrip;
 }
 
 /** The complete terminal result for structuredContent and message details: bounded values, never previews. */
@@ -258,6 +284,7 @@ export function terminalResult(facts: TerminalFacts): MonitorTerminalResult {
   if (outcome.hasResult) result.result = outcome.result;
   if (outcome.redactions !== undefined) result.redactions = outcome.redactions;
   if (outcome.capturesRedacted) result.capturesRedacted = true;
+  if (facts.limit !== undefined) result.limit = { ...facts.limit };
   return result;
 }
 

@@ -10,6 +10,10 @@ import { Completion, MonitorOutcome, MonitorStatus } from "../../mailbox/monitor
 import { validatePattern } from "../../shared/linear-regex.ts";
 import { deriveDescription } from "./describe.ts";
 import { stallOf } from "../shell/ready-params.ts";
+import { limitsOf } from "../shell/limit-params.ts";
+import { Limits } from "../shell/params.ts";
+import { LimitTrip } from "../../mailbox/result.ts";
+import type { ResourceLimits } from "../../mailbox/spec.ts";
 
 export const MONITOR_START = "monitor_start";
 export const MONITOR_STOP = "monitor_stop";
@@ -45,6 +49,7 @@ export const MonitorStartParams = Type.Object(
     timeout_ms: Type.Optional(Type.Integer({ default: DEFAULT_TIMEOUT_MS })),
     compact: Type.Optional(Type.Boolean({ description: "Shorter lossless report" })),
     stall_seconds: Type.Optional(Type.Number()),
+    limits: Type.Optional(Limits),
   },
   { additionalProperties: false },
 );
@@ -77,6 +82,8 @@ export const MonitorTerminalResult = Type.Object(
     completedAt: Type.Number(),
     timeoutMs: Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS }),
     ...found,
+    /** The limit that stopped the run (reason memory_limit, cpu_limit or process_limit) and the peak that passed it. */
+    limit: Type.Optional(LimitTrip),
   },
   { additionalProperties: false },
 );
@@ -132,6 +139,8 @@ export interface NormalizedStart {
   compact: boolean;
   /** Quiet and idle this long (or at a prompt) ends the run as a failure; null: not judged. */
   stallMs: number | null;
+  /** Past any of these the run ends as a failure with the limit's reason; null: no limit. */
+  limits: ResourceLimits | null;
 }
 
 export interface NormalizedStop {
@@ -222,6 +231,8 @@ export function validateMonitorStart(raw: unknown, checkPattern: PatternCheck = 
         if (!checked.ok) throw new FieldError(checked.error.replace("monitor_start: ", ""));
         return checked.value;
       }) ?? null;
+    const checkedLimits = limitsOf("monitor_start", raw.limits);
+    if (!checkedLimits.ok) throw new FieldError(checkedLimits.error.replace("monitor_start: ", ""));
     const derived = explicit === undefined || explicit === "";
     return {
       ok: true,
@@ -235,6 +246,7 @@ export function validateMonitorStart(raw: unknown, checkPattern: PatternCheck = 
         timeoutMs,
         compact,
         stallMs,
+        limits: checkedLimits.value,
       },
     };
   } catch (error) {

@@ -12,6 +12,7 @@ import type { ActorResult } from "../../mailbox/result.ts";
 import type { MonitorOutcome } from "../../mailbox/monitor.ts";
 import type { JobEnded, JobHandle, JobRuntime, StopRequester } from "../runtime/api.ts";
 import { buildReport, structuredResult, type TerminalFacts } from "./report.ts";
+import { readWatchdog } from "../config.ts";
 import type { MonitorTerminalResult, NormalizedStart } from "./schemas.ts";
 
 /** Finished monitors kept for /monitor and for monitor_stop's "already finished" answer. */
@@ -61,7 +62,21 @@ export interface MonitorRecord {
   readonly delivery: "direct" | "async";
   /** The terminal result once known: built when the job ends, from its result. */
   final: FinalReport | null;
+  /** Where the terminal result stands on its way to the model. */
+  due: ResultDue;
+  /** How many wait_jobs calls wait on it now: while any does, an asynchronous result is held for them. */
+  claims: number;
 }
+
+/**
+ * An asynchronous monitor's result on its way to the model, reported exactly once: by its wake (`queued` in the
+ * outbox, then `delivered`) or by a wait_jobs call (`held` while the call waits, then `collected`). A direct
+ * monitor's result is its own call's (`own_call`); a stopped one delivers nothing (`none`).
+ */
+export type ResultDue = "own_call" | "pending" | "held" | "queued" | "delivered" | "collected" | "none";
+
+/** What collect() found: the result is now the caller's, or where it already went (or that it goes nowhere). */
+export type Collection = "now" | "delivered" | "collected" | "own_call" | "none";
 
 export interface MonitorService {
   /** Starts a monitor on the bound host's runtime; throws when no session is bound or the runtime refuses. */
@@ -82,26 +97,48 @@ export interface MonitorService {
   pendingDeliveries(): number;
   /** Retries deliveries that failed (called at tool boundaries and agent_settled). */
   flush(): void;
+  /** The monitor with this id, active or in history. */
+  find(monitorId: string): MonitorRecord | undefined;
+  /** A wait_jobs call waits on the monitor: an asynchronous result that arrives meanwhile is held for it. */
+  claim(record: MonitorRecord): void;
+  /** The call stopped waiting without collecting: a result held for it goes out as its wake now. */
+  release(record: MonitorRecord): void;
+  /** Takes an ended monitor's result for wait_jobs: withdrawn from the outbox if queued, never delivered after. */
+  collect(record: MonitorRecord): Collection;
 }
 
 export function createMonitorService(): MonitorService {
   const records = new Map<string, MonitorRecord>();
   const settled = new Map<string, Promise<FinalReport>>();
   const finished: MonitorRecord[] = [];
-  const outbox: Delivery[] = [];
+  const outbox: { record: MonitorRecord; delivery: Delivery }[] = [];
   let host: MonitorHost | null = null;
 
   function flush(): void {
     while (host !== null && outbox.length > 0) {
-      const next = outbox[0] as Delivery;
+      const next = outbox[0] as { record: MonitorRecord; delivery: Delivery };
       try {
-        host.deliver(next);
+        host.deliver(next.delivery);
       } catch {
         // Pi could not take it now (e.g. between sessions); it stays first in line for the next boundary.
         return;
       }
       outbox.shift();
+      next.record.due = "delivered";
     }
+  }
+
+  function enqueue(record: MonitorRecord): void {
+    const final = record.final as FinalReport;
+    record.due = "queued";
+    outbox.push({
+      record,
+      delivery: {
+        content: final.asyncReport,
+        details: { description: record.description, monitorId: record.monitorId, result: structuredResult(final.facts).result },
+      },
+    });
+    flush();
   }
 
   /** Runs as the job's state changes to ended (JobHandle.onEnd): no stop can find the record active after that. */
@@ -116,6 +153,7 @@ export function createMonitorService(): MonitorService {
       timeoutMs: record.request.timeoutMs,
       startedAt: result.startedAt,
       completedAt: Date.now(),
+      ...(result.limit !== undefined ? { limit: result.limit } : {}),
     };
     const base = {
       monitorId: record.monitorId,
@@ -125,6 +163,7 @@ export function createMonitorService(): MonitorService {
       timeoutMs: record.request.timeoutMs,
       compact: record.request.compact,
       expected: record.request.resultPattern,
+      limit: result.limit ?? null,
     };
     const final: FinalReport = {
       facts,
@@ -135,12 +174,11 @@ export function createMonitorService(): MonitorService {
     records.delete(record.monitorId);
     finished.push(record);
     if (finished.length > HISTORY_LIMIT) settled.delete((finished.shift() as MonitorRecord).monitorId);
-    if (record.delivery === "async" && ended.stopBy === null) {
-      outbox.push({
-        content: final.asyncReport,
-        details: { description: record.description, monitorId: record.monitorId, result: structuredResult(facts).result },
-      });
-      flush();
+    if (record.delivery === "async") {
+      // A wait_jobs call that waits on it reports it (or releases it to the outbox); a stopped one delivers nothing.
+      if (ended.stopBy !== null) record.due = "none";
+      else if (record.claims > 0) record.due = "held";
+      else enqueue(record);
     }
     return final;
   }
@@ -148,6 +186,14 @@ export function createMonitorService(): MonitorService {
   return {
     start(request, options) {
       if (host === null) throw new Error("monitor_start: no live session to run a monitor in");
+      const setting = readWatchdog(process.env);
+      if (!setting.ok) throw new Error(`monitor_start: ${setting.error}`);
+      const watch = {
+        ready: null,
+        stallMs: request.stallMs,
+        ...(request.limits !== null ? { limits: request.limits } : {}),
+        ...(setting.spec !== null ? { watchdog: setting.spec } : {}),
+      };
       const job = host.runtime().start({
         kind: "monitor",
         command: request.command,
@@ -162,7 +208,7 @@ export function createMonitorService(): MonitorService {
           completion: request.completion,
         },
         label: request.description,
-        ...(request.stallMs !== null ? { watch: { ready: null, stallMs: request.stallMs } } : {}),
+        ...(request.stallMs !== null || request.limits !== null || setting.spec !== null ? { watch } : {}),
       });
       // The runtime's id: the model, the console and the log file name the monitor alike.
       const record: MonitorRecord = {
@@ -172,6 +218,8 @@ export function createMonitorService(): MonitorService {
         job,
         delivery: options.delivery,
         final: null,
+        due: options.delivery === "async" ? "pending" : "own_call",
+        claims: 0,
       };
       records.set(record.monitorId, record);
       settled.set(record.monitorId, new Promise((resolve) => job.onEnd((ended) => resolve(onEnded(record, ended)))));
@@ -198,6 +246,33 @@ export function createMonitorService(): MonitorService {
     },
     pendingDeliveries: () => outbox.length,
     flush,
+    find: (monitorId) => records.get(monitorId) ?? finished.find((record) => record.monitorId === monitorId),
+    claim(record) {
+      record.claims += 1;
+    },
+    release(record) {
+      record.claims = Math.max(0, record.claims - 1);
+      if (record.claims === 0 && record.due === "held") enqueue(record);
+    },
+    collect(record) {
+      switch (record.due) {
+        case "held":
+        case "queued": {
+          // A queued wake not yet handed to Pi is withdrawn: this collection is the one report.
+          const queued = outbox.findIndex((entry) => entry.record === record);
+          if (queued !== -1) outbox.splice(queued, 1);
+          record.due = "collected";
+          return "now";
+        }
+        case "delivered":
+        case "collected":
+        case "own_call":
+        case "none":
+          return record.due;
+        case "pending":
+          throw new Error(`monitor ${record.monitorId} has not ended: nothing to collect`);
+      }
+    },
   };
 }
 

@@ -9,6 +9,7 @@ import type { RetainedWindow, TakenOutput } from "../../mailbox/output.ts";
 import type { StopSignal, WriteAck } from "../../mailbox/control.ts";
 import type { MonitorContract } from "../../mailbox/monitor.ts";
 import type { JobPhase, LivePhase, StartStage } from "../../mailbox/lifecycle.ts";
+import type { TreeUsage } from "../../mailbox/cell.ts";
 
 export type JobKind = "monitor" | "shell";
 
@@ -76,7 +77,13 @@ export interface JobFigures {
   stalled: boolean;
   /** Its last output is a prompt-shaped unterminated line, followed by quiet. */
   waitingForInput: boolean;
+  /** Its tree is over the watchdog's thresholds now (a live job only). */
+  runaway: boolean;
+  /** Its process tree as the actor last sampled it (kept once it ended); null before the first sample or without /proc. */
+  usage: TreeUsage | null;
 }
+
+export type { TreeUsage } from "../../mailbox/cell.ts";
 
 export interface JobHandle {
   /** `monitor_N` or `job_N`: the name of the job's log file too. */
@@ -125,6 +132,8 @@ export interface JobHandle {
    * Unless `final`, a character cut at the end is held for the next take.
    */
   takeUnread(maxBytes: number, final: boolean): Promise<TakenOutput>;
+  /** When a take of the unread output last answered (monotonic ms), or null: the watchdog wakes only about unread jobs. */
+  lastReadAt(): number | null;
   /**
    * The actor's readiness report for a job started with `watch.ready`: resolves once it is ready or its ready
    * deadline passed, or with null when the job ended first (or has no ready spec).

@@ -66,6 +66,8 @@ export class Job implements JobHandle {
   private windowRefresh: Promise<RetainedWindow> | null = null;
   /** A shell job's unread output as of its end, until a take consumes it. */
   private finalUnread: TakenOutput | null = null;
+  /** When a take of the unread output last answered (monotonic ms). */
+  private lastTake: number | null = null;
   /** The actor's heartbeat as the supervisor sees it; it has nothing to judge until the actor starts on a thread. */
   private readonly heartbeat: Heartbeat;
   private spawnWaiters: (() => void)[] = [];
@@ -163,8 +165,13 @@ export class Job implements JobHandle {
       unreadBytes: this.final ? (this.finalUnread?.bytes ?? 0) : cell.unreadBytes,
       stalled: cell.stalled,
       waitingForInput: cell.waitingForInput,
+      // An ended job is no runaway; its last figures stay readable.
+      runaway: this.final === null && cell.runaway,
+      usage: cell.usage,
     };
   };
+
+  lastReadAt = (): number | null => this.lastTake;
 
   onEnd(listener: (ended: JobEnded) => void): () => void {
     if (this.final) {
@@ -197,7 +204,9 @@ export class Job implements JobHandle {
 
   async takeUnread(maxBytes: number, final: boolean): Promise<TakenOutput> {
     if (this.final) return this.takeFinalUnread();
-    return this.link.read<TakenOutput>({ what: "unread", maxBytes, final });
+    const taken = await this.link.read<TakenOutput>({ what: "unread", maxBytes, final });
+    this.lastTake = performance.now();
+    return taken;
   }
 
   readiness(): Promise<ReadyReport | null> {

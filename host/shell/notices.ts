@@ -36,7 +36,7 @@ export interface WakeDetails {
   }[];
   omitted: number;
   /** Running jobs that appear stuck (stalled or waiting for input); absent when none. */
-  stuck?: { session_id: number; kind: StuckAlert["kind"]; prompt: string | null; tty: boolean; log_path: string | null; cmd: string }[];
+  stuck?: { session_id: number; kind: StuckAlert["kind"]; prompt: string | null; tty: boolean; log_path: string | null; cmd: string; figures?: string }[];
 }
 
 /** Longest prompt quoted in a wake: enough to recognise it, never a stream of output. */
@@ -52,14 +52,28 @@ export function stuckLine(a: StuckAlert): string {
   return `- session_id ${a.sessionId} ${what} · log_path: ${a.logPath ?? "none"} · cmd: ${oneLine(a.cmd, COMMAND_PREVIEW_CHARS)}`;
 }
 
-export function wakeMessage(batch: readonly CompletionInfo[], alerts: readonly StuckAlert[] = []): { content: string; details: WakeDetails } {
+/** One line per runaway job: its figures, the watchdog's thresholds it passed, and what to do. */
+export function runawayLine(a: StuckAlert): string {
+  return (
+    `- session_id ${a.sessionId} uses ${a.runaway?.figures ?? "more than the watchdog allows"}; it keeps running (the watchdog never stops a job): ` +
+    `check it with write_stdin, or kill_session it if it ran away · log_path: ${a.logPath ?? "none"} · cmd: ${oneLine(a.cmd, COMMAND_PREVIEW_CHARS)}`
+  );
+}
+
+export function wakeMessage(batch: readonly CompletionInfo[], every: readonly StuckAlert[] = []): { content: string; details: WakeDetails } {
   const shown = batch.slice(0, NOTICE_MAX_SESSIONS);
-  const shownAlerts = alerts.slice(0, NOTICE_MAX_SESSIONS);
+  const runaways = every.filter((a) => a.kind === "runaway").slice(0, NOTICE_MAX_SESSIONS);
+  const alerts = every.filter((a) => a.kind !== "runaway");
+  const shownAlerts = [...alerts.slice(0, NOTICE_MAX_SESSIONS), ...runaways];
   const lines: string[] = [];
-  if (shownAlerts.length > 0) {
+  if (runaways.length > 0) {
+    lines.push(`[shell-jobs] ${runaways.length === 1 ? "A running job uses" : `${runaways.length} running jobs use`} more than the watchdog allows:`);
+    for (const a of runaways) lines.push(runawayLine(a));
+  }
+  if (alerts.length > 0) {
     lines.push(`[shell-jobs] ${alerts.length === 1 ? "A running job" : `${alerts.length} running jobs`} may be stuck:`);
-    for (const a of shownAlerts) lines.push(stuckLine(a));
-    if (alerts.length > shownAlerts.length) lines.push(`- … and ${alerts.length - shownAlerts.length} more (see list_sessions)`);
+    for (const a of alerts.slice(0, NOTICE_MAX_SESSIONS)) lines.push(stuckLine(a));
+    if (alerts.length > NOTICE_MAX_SESSIONS) lines.push(`- … and ${alerts.length - NOTICE_MAX_SESSIONS} more (see list_sessions)`);
   }
   if (batch.length === 0) {
     return { content: lines.join("\n"), details: { sessions: [], omitted: 0, stuck: stuckDetails(shownAlerts) } };
@@ -105,6 +119,7 @@ function stuckDetails(alerts: readonly StuckAlert[]): NonNullable<WakeDetails["s
     tty: a.tty,
     log_path: a.logPath,
     cmd: oneLine(a.cmd, COMMAND_PREVIEW_CHARS),
+    ...(a.runaway !== undefined ? { figures: a.runaway.figures } : {}),
   }));
 }
 

@@ -14,6 +14,16 @@ const OnExit = Type.Union([Type.Literal("none"), Type.Literal("wake")], {
     '"wake": when the job ends unobserved, one follow-up message starts a new turn. Choose it for finite work whose result the task needs; keep "none" for servers, REPLs and start-only requests.',
 });
 
+/** exec_command's and monitor_start's resource limits over the job's whole process tree. */
+export const Limits = Type.Object(
+  {
+    memory_mb: Type.Optional(Type.Number({ description: "Resident MiB, all its processes" })),
+    cpu_seconds: Type.Optional(Type.Number({ description: "CPU seconds used" })),
+    processes: Type.Optional(Type.Integer({ description: "Live processes" })),
+  },
+  { ...closed, description: "Stop the job past any of these" },
+);
+
 export const ExecCommandParams = Type.Object(
   {
     cmd: Type.String({ minLength: 1, description: "Shell command line, run as `shell -c cmd` in its own process group." }),
@@ -44,6 +54,7 @@ export const ExecCommandParams = Type.Object(
     ),
     stall_seconds: Type.Optional(Type.Number({ description: "Silent+idle this long: stalled" })),
     on_stall: Type.Optional(Type.Union([Type.Literal("none"), Type.Literal("wake")])),
+    limits: Type.Optional(Limits),
   },
   closed,
 );
@@ -89,7 +100,7 @@ export const KillSessionParams = Type.Object(
 );
 
 export const FIELDS = {
-  exec_command: ["cmd", "workdir", "tty", "yield_time_ms", "timeout_seconds", "on_exit", "shell", "ready", "stall_seconds", "on_stall"],
+  exec_command: ["cmd", "workdir", "tty", "yield_time_ms", "timeout_seconds", "on_exit", "shell", "ready", "stall_seconds", "on_stall", "limits"],
   write_stdin: ["session_id", "chars", "chars_b64", "end_stdin", "yield_time_ms", "yield_until", "cols", "rows"],
   list_sessions: [],
   set_on_exit: ["session_id", "on_exit"],

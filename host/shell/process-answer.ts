@@ -9,6 +9,7 @@ import type { WaitEnd } from "./job-wait.ts";
 import type { ProcessResult, ReadyResult, WaitStatus } from "./result.ts";
 import { elapsedOf, supervisionOf, type SessionReading, type SessionSettings } from "./session.ts";
 import { describeEnding, statusOf } from "./supervision.ts";
+import { usageFields } from "../runtime/usage-line.ts";
 import type { WaitMode } from "./waits.ts";
 
 /** How a tool call's wait ended, in the terms of its answer. */
@@ -51,6 +52,7 @@ export function processAnswer(input: ProcessAnswerInput): ProcessResult {
     on_exit: session.onExit,
     elapsed_ms: elapsedOf(session, reading),
     notes,
+    ...usageOf(reading),
   } as const;
   const ready = input.ready !== undefined ? { ready: readyAnswer(input.ready, session, reading) } : {};
   if (reported === null) {
@@ -61,6 +63,12 @@ export function processAnswer(input: ProcessAnswerInput): ProcessResult {
   const { result } = reported;
   const ending = describeEnding(result, reported.stopBy, session.timeoutMs);
   return { ...base, status: ending.status, running: false, exit_code: result.exitCode, signal: result.signal, failure: ending.failure, ...ready };
+}
+
+/** The `usage` field: the tree's figures, once sampled. */
+export function usageOf(reading: SessionReading): { usage?: NonNullable<ReturnType<typeof usageFields>> } {
+  const usage = usageFields(reading.figures.usage);
+  return usage === null ? {} : { usage };
 }
 
 /**

@@ -6,6 +6,7 @@
 import { Type } from "typebox";
 import type { Cleanup, ProcessStatus, StopReason, SupervisionState } from "./supervision.ts";
 import { START_STAGES } from "../../ui/start-stage.ts";
+import { UsageFieldsSchema } from "../runtime/usage-line.ts";
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const StatusSchema = Type.Union((["starting", "running", "exited", "failed", "timed_out", "stopped"] satisfies ProcessStatus[]).map((s) => Type.Literal(s)));
@@ -21,7 +22,19 @@ export const SupervisionSchema = Type.Object({
   stop_reason: Nullable(
     Type.Union(
       (
-        ["timed_out", "stopped", "session_shutdown", "log_quota", "log_failed", "spawn_failed", "actor_crashed", "actor_unresponsive"] satisfies StopReason[]
+        [
+          "timed_out",
+          "stopped",
+          "session_shutdown",
+          "log_quota",
+          "log_failed",
+          "spawn_failed",
+          "actor_crashed",
+          "actor_unresponsive",
+          "memory_limit",
+          "cpu_limit",
+          "process_limit",
+        ] satisfies StopReason[]
       ).map((s) => Type.Literal(s)),
     ),
   ),
@@ -32,6 +45,7 @@ export const SupervisionSchema = Type.Object({
   cleanup: Type.Union((["none", "pending", "confirmed", "unconfirmed"] satisfies Cleanup[]).map((s) => Type.Literal(s))),
   stalled: Type.Boolean(),
   waiting_for_input: Type.Boolean(),
+  runaway: Type.Boolean(),
 });
 
 const ReadyResultSchema = Type.Object({
@@ -68,6 +82,7 @@ export const ProcessResultSchema = Type.Object({
   notes: Type.Array(Type.String()),
   ready: Type.Optional(ReadyResultSchema),
   start_stage: Type.Optional(StartStageSchema),
+  usage: Type.Optional(UsageFieldsSchema),
 });
 
 const SessionEntrySchema = Type.Object({
@@ -88,6 +103,7 @@ const SessionEntrySchema = Type.Object({
   supervision: SupervisionSchema,
   listening: Type.Optional(Nullable(Type.Array(Type.Integer()))),
   start_stage: Type.Optional(StartStageSchema),
+  usage: Type.Optional(UsageFieldsSchema),
 });
 
 export const ListResultSchema = Type.Object({

@@ -9,13 +9,15 @@ import { COMMAND_PREVIEW_CHARS } from "./limits.ts";
 import type { StartStage } from "../runtime/api.ts";
 import { START_STAGE_WORDS, startingStatus, startingSummary } from "../../ui/start-stage.ts";
 import type { KillResult, ListResult, ProcessResult, ReadyResult, SetOnExitResult, WaitStatus } from "./result.ts";
+import { usageLine } from "../runtime/usage-line.ts";
 
 export function supervisionLine(s: Supervision): string {
   return (
     `supervision: state=${s.state} stop_reason=${s.stop_reason ?? "none"} deadline_utc=${s.deadline_utc ?? "none"} ` +
     `quiet_ms=${s.quiet_ms ?? "none"} log_bytes=${s.log_bytes} log_truncated=${s.log_truncated} cleanup=${s.cleanup}` +
     (s.stalled ? " stalled=true" : "") +
-    (s.waiting_for_input ? " waiting_for_input=true" : "")
+    (s.waiting_for_input ? " waiting_for_input=true" : "") +
+    (s.runaway ? " runaway=true" : "")
   );
 }
 
@@ -70,6 +72,7 @@ export function processResultText(r: ProcessResult): string {
     `wait: mode=${r.wait_mode} status=${r.wait_status} — ${WAIT_WORDS[r.wait_status]}`,
     ...(r.ready ? [readyLine(r.ready)] : []),
     supervisionLine(r.supervision),
+    ...(r.usage ? [usageLine(r.usage)] : []),
     `log_path: ${r.log_path ?? "none"}`,
     `elapsed_ms: ${Math.round(r.elapsed_ms)} · on_exit: ${r.on_exit} · output_bytes_total: ${r.output_bytes_total}`,
   ];
@@ -92,6 +95,7 @@ export function listText(r: ListResult): string {
         `output_bytes_total=${s.output_bytes_total} (unread ${s.output_pending_bytes}) · elapsed_ms=${Math.round(s.elapsed_ms)} · ` +
         `${s.running || s.status === "starting" ? "" : s.collected ? "collected · " : "not collected · "}cmd: ${oneLine(s.cmd, COMMAND_PREVIEW_CHARS)}`,
       `  ${supervisionLine(s.supervision)}`,
+      ...(s.usage ? [`  ${usageLine(s.usage)}`] : []),
       ...(s.listening !== undefined && s.running ? [`  listening: ${s.listening === null ? "unknown" : `[${s.listening.join(", ")}]`}`] : []),
       `  log_path: ${s.log_path ?? "none"}`,
     );

@@ -8,6 +8,7 @@ import type { WaitMode } from "./waits.ts";
 import type { OutputRendering } from "../../mailbox/constants.ts";
 import type { StartStage } from "../runtime/api.ts";
 import type { StartingCounts } from "../../ui/start-stage.ts";
+import type { UsageFields } from "../runtime/usage-line.ts";
 
 export type WaitStatus = "snapshot" | "completed" | "deadline" | "cancelled" | "steered" | "ready";
 
@@ -58,6 +59,8 @@ export interface ProcessResult {
   ready?: ReadyResult;
   /** Present while the job is starting: why its process does not exist yet. */
   start_stage?: StartStage;
+  /** The job's process tree as last sampled (host/runtime/usage-line.ts); absent before the first sample. */
+  usage?: UsageFields;
 }
 
 export interface SessionEntryView {
@@ -79,6 +82,8 @@ export interface SessionEntryView {
   supervision: Supervision;
   /** TCP ports the job's processes listen on (running jobs; null where they cannot be listed). */
   listening?: number[] | null;
+  /** The job's process tree as last sampled (host/runtime/usage-line.ts); absent before the first sample. */
+  usage?: UsageFields;
   /** Present while the job is starting: why its process does not exist yet. */
   start_stage?: StartStage;
 }

@@ -10,12 +10,14 @@ import { resolve } from "node:path";
 import type { ReadyReport } from "../../mailbox/messages.ts";
 import type { TakenOutput } from "../../mailbox/output.ts";
 import type { JobRuntime } from "../runtime/api.ts";
-import { readEmptyPollCap, steerInterruptEnabled } from "../config.ts";
+import { readEmptyPollCap, readWatchdog, steerInterruptEnabled } from "../config.ts";
+import { wakeForRunaway } from "./runaway.ts";
 import { waitFor, type Steering, type WaitEnd } from "./job-wait.ts";
-import { KILL_GRACE_MS, LOG_MAX_BYTES, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "./limits.ts";
+import { KILL_GRACE_MS, LOG_MAX_BYTES } from "./limits.ts";
 import { listeningOf, refreshListening } from "./listening.ts";
 import { joinTakes, processAnswer, reportedEnd, type WaitOutcome } from "./process-answer.ts";
 import type { KillResult, ListResult, ProcessResult, SessionEntryView, SetOnExitResult } from "./result.ts";
+import { collectEnded, takeOutput } from "./collect.ts";
 import { finalizeScript, releaseScripts } from "./script-receipts.ts";
 import { outerCallOf, touchScript } from "./scripts.ts";
 import { sendInput } from "./send-input.ts";
@@ -91,6 +93,8 @@ export class ShellService {
     if (!isDirectory) throw new ShellToolError(`exec_command: workdir ${JSON.stringify(cwd)} does not exist or is not a directory`);
     const plan = planOrThrow(planWait({ kind: "exec", yieldTimeMs: request.yieldTimeMs, emptyPollCap: { ok: true, capMs: null }, nowEpochMs: Date.now() }));
 
+    const watchdog = readWatchdog(this.env());
+    if (!watchdog.ok) throw new ShellToolError(`exec_command: ${watchdog.error}`);
     const { registry, ledger } = this.state;
     const admission = registry.admit(logPathOf);
     if (!admission.ok) throw new ShellToolError(admission.error);
@@ -99,7 +103,7 @@ export class ShellService {
     let handle;
     try {
       handle = this.options.runtime().start(
-        startRequestOf(request, cwd, { killGraceMs: this.options.killGraceMs ?? KILL_GRACE_MS, logMaxBytes: this.options.logMaxBytes ?? LOG_MAX_BYTES }),
+        startRequestOf(request, cwd, { killGraceMs: this.options.killGraceMs ?? KILL_GRACE_MS, logMaxBytes: this.options.logMaxBytes ?? LOG_MAX_BYTES }, watchdog.spec),
       );
     } catch (error) {
       throw new ShellToolError(`exec_command refused: ${(error as Error).message}`);
@@ -137,6 +141,7 @@ export class ShellService {
     const state = this.state;
     // A stuck episode wakes the model once, if the job asked for wakes; its flags are in supervision either way.
     session.handle.onNotice((notice) => {
+      if (notice.kind === "runaway") return wakeForRunaway(state, session, notice.detail);
       if (notice.kind !== "stalled" && notice.kind !== "waiting_for_input") return;
       if (state.closing || session.handle.state().stopBy !== null || (session.onExit !== "wake" && session.onStall !== "wake")) return;
       state.ledger.stuck(
@@ -194,8 +199,8 @@ export class ShellService {
     if (call.signal?.aborted) throw new ShellToolError(`${tool}: the call was cancelled before the read; no output was consumed`);
   }
 
-  /** Where steering ends waits, unless the operator turned that off. */
-  private steering(): Steering | null {
+  /** Where steering ends waits, unless the operator turned that off (wait_jobs listens there too). */
+  steering(): Steering | null {
     return steerInterruptEnabled(this.env()) ? this.steerListeners : null;
   }
 
@@ -208,16 +213,6 @@ export class ShellService {
   /** Human steering arrived: every wait in progress returns now. */
   steer(): void {
     for (const listener of [...this.steerListeners]) listener();
-  }
-
-  /** One read: the bounded head and tail since the previous one, asked of the job's actor (or its final record). */
-  private async takeOutput(session: ShellSession, final: boolean, notes: string[]): Promise<TakenOutput> {
-    try {
-      return await session.handle.takeUnread(OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES, final);
-    } catch (error) {
-      notes.push(`output could not be read now (${(error as Error).message}); it stays unread`);
-      return { text: "", bytes: 0, omittedBytes: 0 };
-    }
   }
 
   private async answer(
@@ -234,9 +229,9 @@ export class ShellService {
     if (outcome !== "cancelled") {
       // The job may end while the read is in flight; the take then comes from its final record, whole.
       const endedBefore = session.handle.phase() === "ended";
-      taken = await this.takeOutput(session, endedBefore, notes);
+      taken = await takeOutput(session, endedBefore, notes);
       // It ended after the actor answered: what it wrote after that read is in the final record; take it too.
-      if (!endedBefore && session.handle.phase() === "ended") taken = joinTakes(taken, await this.takeOutput(session, true, notes));
+      if (!endedBefore && session.handle.phase() === "ended") taken = joinTakes(taken, await takeOutput(session, true, notes));
     }
     const reading = readSession(session, Date.now());
     const answer = processAnswer({ operation, session, reading, taken, mode: plan.mode, outcome, notes, ...(ready !== undefined ? { ready } : {}) });
@@ -251,6 +246,18 @@ export class ShellService {
       this.state.ledger.hold(session.id, outer);
     }
     return answer;
+  }
+
+  // ── wait_jobs: collecting ended jobs ──────────────────────────────────────────────────────────────────────────
+
+  /** The registered session `id`; undefined when never known or no longer registered (`state.registry.removedLog`). */
+  session(id: number): ShellSession | undefined {
+    return this.state.registry.get(id);
+  }
+
+  /** wait_jobs reports this ended job: host/shell/collect.ts. */
+  collectEnded(session: ShellSession, call: CallContext): Promise<ProcessResult> {
+    return collectEnded(this.state, session, call.toolCallId);
   }
 
   private lookup(tool: string, id: number): ShellSession {

@@ -6,6 +6,7 @@ import { completionPhrase, type ReceiptLine } from "./notices.ts";
 import type { KillResult, ListResult, SessionEntryView, SetOnExitResult } from "./result.ts";
 import { completionOf, elapsedOf, supervisionOf, type SessionReading, type SessionSettings } from "./session.ts";
 import { endingOf, statusOf } from "./supervision.ts";
+import { usageOf } from "./process-answer.ts";
 import { startingCounts } from "../../ui/start-stage.ts";
 
 /** One session in list_sessions. `listening`: the ports as last read (undefined: never read). */
@@ -34,6 +35,7 @@ export function sessionEntry(
     supervision: supervisionOf(session, reading),
     ...(status === "running" && known.listening !== undefined ? { listening: known.listening } : {}),
     ...(status === "starting" && reading.startStage !== null ? { start_stage: reading.startStage } : {}),
+    ...usageOf(reading),
   };
 }
 

@@ -110,6 +110,7 @@ export function supervisionOf(session: SessionSettings, reading: SessionReading)
     logTruncated: figures.logTruncated,
     stalled: figures.stalled,
     waitingForInput: figures.waitingForInput,
+    runaway: figures.runaway,
   });
 }
 

@@ -1,6 +1,7 @@
 /**
  * The job an exec_command starts: its validated request as the runtime's start request. Pure.
  */
+import type { WatchdogSpec } from "../../mailbox/spec.ts";
 import type { StartRequest } from "../runtime/api.ts";
 import { DEFAULT_PTY_SIZE, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "./limits.ts";
 import type { ExecRequest } from "./validate.ts";
@@ -8,7 +9,12 @@ import type { ExecRequest } from "./validate.ts";
 /** Characters of the command in the job's label, which the console and /jobs show on one line. */
 const LABEL_COMMAND_CHARS = 80;
 
-export function startRequestOf(request: ExecRequest, cwd: string, limits: { killGraceMs: number; logMaxBytes: number }): StartRequest {
+export function startRequestOf(
+  request: ExecRequest,
+  cwd: string,
+  limits: { killGraceMs: number; logMaxBytes: number },
+  watchdog: WatchdogSpec | null = null,
+): StartRequest {
   return {
     kind: "shell",
     command: request.cmd,
@@ -20,6 +26,15 @@ export function startRequestOf(request: ExecRequest, cwd: string, limits: { kill
     log: { maxBytes: limits.logMaxBytes, onQuota: "stop" },
     unread: { headBytes: OUTPUT_HEAD_BYTES, tailBytes: OUTPUT_TAIL_BYTES },
     label: `shell: ${request.cmd.slice(0, LABEL_COMMAND_CHARS)}`,
-    ...(request.ready !== null || request.stallMs !== null ? { watch: { ready: request.ready, stallMs: request.stallMs } } : {}),
+    ...(request.ready !== null || request.stallMs !== null || request.limits !== null || watchdog !== null
+      ? {
+          watch: {
+            ready: request.ready,
+            stallMs: request.stallMs,
+            ...(request.limits !== null ? { limits: request.limits } : {}),
+            ...(watchdog !== null ? { watchdog } : {}),
+          },
+        }
+      : {}),
   };
 }

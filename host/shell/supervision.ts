@@ -5,7 +5,7 @@
  * (mailbox/lifecycle.ts, `LiveStatus`); how a job ended is said in the shell-jobs spec's words (a deadline is
  * `timed_out`, where the runtime's cause is `timeout`).
  */
-import type { ActorResult } from "../../mailbox/result.ts";
+import type { ActorResult, LimitCause } from "../../mailbox/result.ts";
 import { liveStatus } from "../../mailbox/lifecycle.ts";
 import type { JobState, LivePhase, LiveStatus, StopRequester } from "../runtime/api.ts";
 
@@ -13,7 +13,16 @@ import type { JobState, LivePhase, LiveStatus, StopRequester } from "../runtime/
 export type EndedStatus = "exited" | "failed" | "timed_out" | "stopped";
 /** The supervision's `state`: the lifecycle's word while the job lives, then how it ended (a full log named apart). */
 export type SupervisionState = LiveStatus | EndedStatus | "log_quota" | "log_failed";
-export type StopReason = "timed_out" | "stopped" | "session_shutdown" | "log_quota" | "log_failed" | "spawn_failed" | "actor_crashed" | "actor_unresponsive";
+export type StopReason =
+  | "timed_out"
+  | "stopped"
+  | "session_shutdown"
+  | "log_quota"
+  | "log_failed"
+  | "spawn_failed"
+  | "actor_crashed"
+  | "actor_unresponsive"
+  | LimitCause;
 export type Cleanup = "none" | "pending" | "confirmed" | "unconfirmed";
 /** The tools' `status`: whether the process exists yet, then how the job ended (a stop request leaves it as it is). */
 export type ProcessStatus = LivePhase | EndedStatus;
@@ -30,6 +39,8 @@ export interface Supervision {
   stalled: boolean;
   /** Its last output is a prompt-shaped unterminated line, and nothing followed it for 2 s. */
   waiting_for_input: boolean;
+  /** Its tree is over the watchdog's thresholds (README, "Resource limits and the watchdog"); it is not stopped for it. */
+  runaway: boolean;
 }
 
 export interface Failure {
@@ -81,6 +92,15 @@ export function describeEnding(result: ActorResult, stopBy: StopRequester | null
     case "waiting_for_input":
       // Only monitors end this way; a shell job is flagged and woken about it instead, and keeps running.
       return { status: "failed", state: "failed", stopReason: "stopped", failure: { reason: "stopped", message: `the job was stopped: ${result.cause}` } };
+    case "memory_limit":
+    case "cpu_limit":
+    case "process_limit":
+      return {
+        status: "failed",
+        state: "failed",
+        stopReason: result.cause,
+        failure: { reason: result.cause, message: result.message ?? `the job passed its ${result.cause.replace("_", " ")}; its process group was stopped` },
+      };
     case "actor_crashed":
     case "actor_unresponsive":
       return {
@@ -122,6 +142,7 @@ export interface SupervisionInput {
   logTruncated: boolean;
   stalled?: boolean;
   waitingForInput?: boolean;
+  runaway?: boolean;
 }
 
 export function deriveSupervision(input: SupervisionInput): Supervision {
@@ -141,5 +162,6 @@ export function deriveSupervision(input: SupervisionInput): Supervision {
     // A flag of a running job: an ended one is neither.
     stalled: result === null && (input.stalled ?? false),
     waiting_for_input: result === null && (input.waitingForInput ?? false),
+    runaway: result === null && (input.runaway ?? false),
   };
 }

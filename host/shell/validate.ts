@@ -6,8 +6,9 @@ import { decodeCEscapes } from "./escapes.ts";
 import { FIELDS, type ShellToolName } from "./params.ts";
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, MAX_WRITE_QUEUE_BYTES, PTY_COLS, PTY_ROWS } from "./limits.ts";
 import type { WaitKind } from "./waits.ts";
-import type { ReadySpec } from "../../mailbox/spec.ts";
+import type { ReadySpec, ResourceLimits } from "../../mailbox/spec.ts";
 import { readyOf, stallOf } from "./ready-params.ts";
+import { limitsOf } from "./limit-params.ts";
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
 export type OnExit = "none" | "wake";
@@ -27,6 +28,8 @@ export interface ExecRequest {
   stallMs: number | null;
   /** Wake the model when the job stalls or waits for input (on_exit "wake" implies it). */
   onStall: OnExit;
+  /** Stop the job past any of these; null: no limit. */
+  limits: ResourceLimits | null;
 }
 
 export interface WriteRequest {
@@ -169,6 +172,8 @@ export function validateExec(raw: unknown): Checked<ExecRequest> {
   if (a.on_stall !== undefined && a.on_stall !== "none" && a.on_stall !== "wake") {
     return fail(`${tool}: on_stall must be "none" or "wake" (got ${JSON.stringify(a.on_stall)})`);
   }
+  const limits = limitsOf(tool, a.limits);
+  if (!limits.ok) return limits;
   return {
     ok: true,
     value: {
@@ -182,6 +187,7 @@ export function validateExec(raw: unknown): Checked<ExecRequest> {
       ready: ready.value,
       stallMs: stallMs.value,
       onStall: (a.on_stall as OnExit | undefined) ?? "none",
+      limits: limits.value,
     },
   };
 }

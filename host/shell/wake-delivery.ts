@@ -62,8 +62,11 @@ export class WakeScheduler {
     const batch = ledger.takeBatch(now);
     // An episode that output ended while its wake waited for the batch owes nothing any more.
     const alerts = ledger.takeAlerts(now).filter((alert) => {
-      const figures = this.state().registry.get(alert.sessionId)?.handle.figures();
-      const still = alert.kind === "stalled" ? figures?.stalled : figures?.waitingForInput;
+      const handle = this.state().registry.get(alert.sessionId)?.handle;
+      const figures = handle?.figures();
+      // A runaway the model read since it was heard of has been seen with its figures: it owes no wake.
+      const unread = (handle?.lastReadAt() ?? Number.NEGATIVE_INFINITY) < (alert.runaway?.noticedAt ?? Number.POSITIVE_INFINITY);
+      const still = alert.kind === "stalled" ? figures?.stalled : alert.kind === "runaway" ? figures?.runaway && unread : figures?.waitingForInput;
       if (!still) ledger.unstuck(alert.sessionId);
       return still === true;
     });

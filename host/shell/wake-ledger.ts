@@ -23,11 +23,16 @@ export interface CompletionInfo {
 export interface StuckAlert {
   sessionId: number;
   cmd: string;
-  kind: "stalled" | "waiting_for_input";
+  kind: "stalled" | "waiting_for_input" | "runaway";
   /** The prompt it shows, for waiting_for_input. */
   prompt: string | null;
   tty: boolean;
   logPath: string | null;
+  /**
+   * For a runaway (the watchdog's, README "Resource limits and the watchdog"): its figures when the episode was heard
+   * of, and when (monotonic ms); a read of the job after that owes no wake.
+   */
+  runaway?: { figures: string; noticedAt: number };
 }
 
 type WakeState =
@@ -57,6 +62,8 @@ export class WakeLedger {
   /** Stuck alerts not yet handed to Pi, by session; batched with completions. */
   private readonly alerts = new Map<number, { alert: StuckAlert; since: number }>();
   private readonly timing: WakeTiming;
+  /** Sessions a wait_jobs call is waiting on, with how many calls wait: their completion is that call's to report. */
+  private readonly claims = new Map<number, number>();
   /** After a failed submission nothing is retried until the next tool boundary or agent_settled. */
   private waitingForBoundary = false;
 
@@ -127,6 +134,26 @@ export class WakeLedger {
     if (record !== undefined && record.state.kind !== "submitted") record.state = { kind: "suppressed" };
   }
 
+  /**
+   * A wait_jobs call waits on this session: while claimed, its completion is not sent, because the call will report
+   * it (and then consume it) or release it. Counted, so two calls waiting on one job do not free it early.
+   */
+  claim(sessionId: number): void {
+    this.claims.set(sessionId, (this.claims.get(sessionId) ?? 0) + 1);
+  }
+
+  /** The wait ended without reporting this session: its wake, if owed, is due again, its batching window from now. */
+  release(sessionId: number, now: number): void {
+    const left = (this.claims.get(sessionId) ?? 1) - 1;
+    if (left > 0) {
+      this.claims.set(sessionId, left);
+      return;
+    }
+    this.claims.delete(sessionId);
+    const record = this.records.get(sessionId);
+    if (record !== undefined && record.state.kind === "pending") record.state = { kind: "pending", since: now };
+  }
+
   /** A codemode script observed the completion; the outcome waits for its outermost call to finalize. */
   hold(sessionId: number, outerCallId: string): void {
     const record = this.records.get(sessionId);
@@ -156,7 +183,7 @@ export class WakeLedger {
   private eligible(): { info: CompletionInfo; since: number }[] {
     const out: { info: CompletionInfo; since: number }[] = [];
     for (const record of this.records.values()) {
-      if (record.armed && record.state.kind === "pending") out.push({ info: record.info, since: record.state.since });
+      if (record.armed && record.state.kind === "pending" && !this.claims.has(record.info.sessionId)) out.push({ info: record.info, since: record.state.since });
     }
     return out;
   }
@@ -216,6 +243,7 @@ export class WakeLedger {
 
   clear(): void {
     this.records.clear();
+    this.claims.clear();
     this.alerts.clear();
     this.waitingForBoundary = false;
   }

@@ -28,6 +28,8 @@ describe("job cell", () => {
       heartbeat: 0,
       stalled: false,
       waitingForInput: false,
+      runaway: false,
+      usage: null,
     });
     expect(writer.claimSpawn()).toBe(true);
     expect(reader.state()).toBe("spawning");
@@ -40,6 +42,9 @@ describe("job cell", () => {
     writer.beat();
     writer.beat();
     writer.setStuck({ stalled: false, waitingForInput: true });
+    writer.setRunaway(true);
+    const usage = { rssBytes: 6_000_000_000, peakRssBytes: 6_100_000_000, cpuPercent: 190.5, cpuMs: 600_000, processes: 7, peakProcesses: 9 };
+    writer.setUsage(usage);
     expect(reader.read()).toEqual({
       state: "running",
       pid: 4242,
@@ -56,6 +61,8 @@ describe("job cell", () => {
       heartbeat: 2,
       stalled: false,
       waitingForInput: true,
+      runaway: true,
+      usage,
     });
     writer.setStuck({ stalled: true, waitingForInput: false });
     expect(reader.read()).toMatchObject({ stalled: true, waitingForInput: false });

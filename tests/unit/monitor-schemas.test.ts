@@ -33,6 +33,7 @@ describe("monitor_start parameters", () => {
         timeoutMs: DEFAULT_TIMEOUT_MS,
         compact: false,
         stallMs: null,
+        limits: null,
       },
     });
   });
@@ -58,6 +59,7 @@ describe("monitor_start parameters", () => {
         timeoutMs: 2_147_483_647,
         compact: true,
         stallMs: null,
+        limits: null,
       },
     });
   });

@@ -45,6 +45,7 @@ describe("the answer of a live job", () => {
         cleanup: "none",
         stalled: false,
         waiting_for_input: false,
+        runaway: false,
       },
       cmd: "npm test",
       tty: false,

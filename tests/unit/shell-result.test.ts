@@ -4,30 +4,12 @@ import { ProcessResultSchema } from "../../host/shell/result-schemas.ts";
 import { processResultText } from "../../host/shell/result-text.ts";
 import type { ProcessResult } from "../../host/shell/result.ts";
 import { deriveSupervision, describeEnding } from "../../host/shell/supervision.ts";
-import type { ActorResult } from "../../mailbox/result.ts";
-
-function actorResult(extra: Partial<ActorResult>): ActorResult {
-  return {
-    cause: "exit",
-    exitCode: 0,
-    signal: null,
-    message: null,
-    startedAt: 1000,
-    endedAt: 2000,
-    elapsedMs: 1000,
-    cleanup: "confirmed",
-    escalated: false,
-    log: { path: "/l", bytes: 5, truncated: false, error: null },
-    totals: { bytes: 5, lines: 1 },
-    monitor: null,
-    ...extra,
-  };
-}
+import { actorResult } from "../fixtures/shell-readings.ts";
 
 describe("supervision", () => {
   it("describes running, stopping and each ending", () => {
     const running = deriveSupervision({ job: { phase: "running", stopBy: null }, timeoutMs: 1000, deadlineEpochMs: 0, lastActivityEpochMs: 500, nowEpochMs: 1500, logBytes: 3, logTruncated: false });
-    expect(running).toEqual({ state: "running", stop_reason: null, deadline_utc: "1970-01-01T00:00:00.000Z", quiet_ms: 1000, log_bytes: 3, log_truncated: false, cleanup: "none", stalled: false, waiting_for_input: false });
+    expect(running).toEqual({ state: "running", stop_reason: null, deadline_utc: "1970-01-01T00:00:00.000Z", quiet_ms: 1000, log_bytes: 3, log_truncated: false, cleanup: "none", stalled: false, waiting_for_input: false, runaway: false });
     const stopping = deriveSupervision({ job: { phase: "running", stopBy: "tool" }, timeoutMs: 1000, deadlineEpochMs: null, lastActivityEpochMs: 0, nowEpochMs: 0, logBytes: 0, logTruncated: false });
     expect(stopping).toMatchObject({ state: "stopping", cleanup: "pending" });
     expect(describeEnding(actorResult({ cause: "timeout" }), null, 2000)).toMatchObject({ status: "timed_out", state: "timed_out", stopReason: "timed_out" });
@@ -55,7 +37,7 @@ describe("process result", () => {
     log_path: "/tmp/x/job_7",
     wait_mode: "relative",
     wait_status: "deadline",
-    supervision: { state: "running", stop_reason: null, deadline_utc: "2030-01-01T00:00:00.000Z", quiet_ms: 5, log_bytes: 15, log_truncated: false, cleanup: "none", stalled: false, waiting_for_input: false },
+    supervision: { state: "running", stop_reason: null, deadline_utc: "2030-01-01T00:00:00.000Z", quiet_ms: 5, log_bytes: 15, log_truncated: false, cleanup: "none", stalled: false, waiting_for_input: false, runaway: false },
     cmd: "x",
     tty: false,
     on_exit: "none",

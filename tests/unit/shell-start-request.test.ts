@@ -14,6 +14,7 @@ const exec = (over: Partial<ExecRequest> = {}): ExecRequest => ({
   ready: null,
   stallMs: null,
   onStall: "none",
+  limits: null,
   ...over,
 });
 const limits = { killGraceMs: 2000, logMaxBytes: 1024 };
@@ -40,6 +41,13 @@ describe("the job an exec_command starts", () => {
     expect(startRequestOf(exec({ stallMs: 30_000 }), "/work", limits).watch).toEqual({ ready: null, stallMs: 30_000 });
     expect("watch" in startRequestOf(exec(), "/work", limits)).toBe(false);
     expect("shell" in startRequestOf(exec(), "/work", limits)).toBe(false);
+  });
+
+  it("passes the limits and the watchdog's thresholds to the actor's watches", () => {
+    const memoryLimit = { memoryBytes: 200 * 1024 * 1024, cpuMs: null, processes: 50 };
+    const watchdog = { memoryBytes: 4 * 1024 ** 3, cpuPercent: 100, sustainMs: 600_000 };
+    expect(startRequestOf(exec({ limits: memoryLimit }), "/work", limits, watchdog).watch).toEqual({ ready: null, stallMs: null, limits: memoryLimit, watchdog });
+    expect(startRequestOf(exec(), "/work", limits, watchdog).watch).toEqual({ ready: null, stallMs: null, watchdog });
   });
 
   it("labels the job with at most 80 characters of its command", () => {

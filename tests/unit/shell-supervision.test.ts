@@ -50,6 +50,7 @@ describe("supervision from the job's state", () => {
       cleanup: "unconfirmed",
       stalled: false,
       waiting_for_input: false,
+      runaway: false,
     });
     expect(deriveSupervision({ ...input({ phase: "running", stopBy: null }), stalled: true })).toMatchObject({ stalled: true, quiet_ms: 500 });
   });

@@ -10,7 +10,7 @@ describe("exec_command parameters", () => {
   it("applies the defaults", () => {
     expect(validateExec({ cmd: "true" })).toEqual({
       ok: true,
-      value: { cmd: "true", workdir: null, tty: false, yieldTimeMs: undefined, timeoutMs: 1_800_000, onExit: "none", shell: null, ready: null, stallMs: null, onStall: "none" },
+      value: { cmd: "true", workdir: null, tty: false, yieldTimeMs: undefined, timeoutMs: 1_800_000, onExit: "none", shell: null, ready: null, stallMs: null, onStall: "none", limits: null },
     });
   });
   it("requires cmd", () => {

@@ -34,6 +34,23 @@ describe("WakeLedger", () => {
     expect(ledger.dueAt()).toBeNull();
     expect(ledger.takeBatch(10_000)).toEqual([]);
   });
+  it("holds a completion a wait_jobs call claimed: consumed when it reports it, due from the release otherwise", () => {
+    const ledger = new WakeLedger(timing);
+    ledger.claim(1);
+    ledger.claim(2);
+    ledger.claim(2);
+    ledger.completed(info(1), true, 0);
+    ledger.completed(info(2), true, 0);
+    expect(ledger.takeBatch(10_000)).toEqual([]);
+    // Job 1 was reported by the call; job 2 was not, and a second call still waits on it.
+    expect(ledger.consume(1)).toBe(true);
+    ledger.release(1, 5000);
+    ledger.release(2, 5000);
+    expect(ledger.takeBatch(10_000)).toEqual([]);
+    ledger.release(2, 6000);
+    expect(ledger.dueAt()).toBe(7000);
+    expect(ledger.takeBatch(7000).map((c) => c.sessionId)).toEqual([2]);
+  });
   it("never waits longer than the maximum delay after the first completion", () => {
     const ledger = new WakeLedger(timing);
     for (let t = 0; t <= 2800; t += 400) ledger.completed(info(t + 1), true, t);

@@ -22,7 +22,7 @@ import { renderConsole } from "../../ui/console-view.ts";
 import { renderPicker } from "../../ui/sessions-picker.ts";
 import { shownStatus, startingCounts, startingOf, startingStatus, startingSummary } from "../../ui/start-stage.ts";
 import { PLAIN_THEME } from "../../ui/theme.ts";
-import { actorResult, reading, settings } from "../fixtures/shell-readings.ts";
+import { actorResult, figures, reading, settings } from "../fixtures/shell-readings.ts";
 import { monitorJob, snapshotOf } from "../fixtures/ui-snapshots.ts";
 
 const starting: JobState = { phase: "starting", stopBy: null };
@@ -222,5 +222,11 @@ describe("the console, the sessions picker and /jobs", () => {
     ]);
     expect(jobsOverview([handle("running", null, 4242)])).toBe("running · shell · npm test · pid 4242");
     expect(jobsOverview([])).toBe("No background jobs are running.");
+  });
+
+  it("/jobs gives a running job's tree figures and its runaway flag", () => {
+    const usage = { rssBytes: 5.1 * 1024 ** 3, peakRssBytes: 5.2 * 1024 ** 3, cpuPercent: 190, cpuMs: 1e6, processes: 4, peakProcesses: 6 };
+    const job = { startStage: () => null, phase: () => "running" as const, kind: "shell" as const, label: "npm run dev", pid: () => 4242, figures: () => ({ ...figures(), usage, runaway: true }) };
+    expect(jobsOverview([job])).toBe("running · shell · npm run dev · pid 4242 · usage: rss=5.10GiB cpu=190% processes=4 peak_rss=5.20GiB · runaway");
   });
 });

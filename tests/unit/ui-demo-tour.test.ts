@@ -1,7 +1,7 @@
 /** The offline demo's scripted model walks the tour from the conversation, whatever the user typed. */
 import { describe, expect, it } from "vitest";
 import { hasCredentials, piArguments } from "../../demo/start.ts";
-import { nextMove, REPL_COMMAND, TICK_COMMAND, WAKE_COMMAND, type TourMessage } from "../../demo/tour.ts";
+import { CHECK_COMMANDS, nextMove, REPL_COMMAND, TICK_COMMAND, WAKE_COMMAND, type TourMessage } from "../../demo/tour.ts";
 
 const user = (text: string): TourMessage => ({ role: "user", content: [{ type: "text", text }] });
 const assistant = (move: ReturnType<typeof nextMove>): TourMessage => ({
@@ -30,6 +30,17 @@ describe("demo tour", () => {
     expect(waiting.toolCalls).toEqual([]);
     messages.push(assistant(waiting), user("[shell-jobs] A background job armed with on_exit \"wake\" finished: session_id 5: exited"));
     expect(nextMove(messages).text).toContain("That is the tour");
+  });
+
+  it("\"checks\" starts three checks in one batch, then collects them with one wait_jobs call", () => {
+    const messages: TourMessage[] = [user("checks")];
+    const start = nextMove(messages);
+    expect(start.toolCalls.map((c) => c.arguments.cmd)).toEqual(CHECK_COMMANDS);
+    messages.push(assistant(start), ...[3, 4, 5].map((id) => toolResult("exec_command", `Process running with session_id ${id} (exec_command).`)));
+    const wait = nextMove(messages);
+    expect(wait.toolCalls).toEqual([{ name: "wait_jobs", arguments: { ids: ["3", "4", "5"] } }]);
+    messages.push(assistant(wait), toolResult("wait_jobs", "3 jobs: 2 success, 1 failure (job_4 exit 1) · 1.0s"));
+    expect(nextMove(messages).toolCalls).toEqual([]);
   });
 
   it("\"background\" starts a long shell job, then a long monitor", () => {

@@ -1,0 +1,41 @@
+/**
+ * Reading a shell job's output for a tool result, and wait_jobs' collection of a job that ended. Apart from the
+ * service (host/shell/service.ts) so that the read and the collection are one narrow thing each: wait_jobs
+ * (host/wait/) collects through here and nowhere else, with the same read, rendering and redaction as write_stdin.
+ */
+import type { TakenOutput } from "../../mailbox/output.ts";
+import { OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "./limits.ts";
+import { processAnswer } from "./process-answer.ts";
+import type { ProcessResult } from "./result.ts";
+import { outerCallOf, touchScript } from "./scripts.ts";
+import { readSession, type ShellSession } from "./session.ts";
+import type { ShellState } from "./state.ts";
+
+/** One read: the bounded head and tail since the previous one, asked of the job's actor (or its final record). */
+export async function takeOutput(session: ShellSession, final: boolean, notes: string[]): Promise<TakenOutput> {
+  try {
+    return await session.handle.takeUnread(OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES, final);
+  } catch (error) {
+    notes.push(`output could not be read now (${(error as Error).message}); it stays unread`);
+    return { text: "", bytes: 0, omittedBytes: 0 };
+  }
+}
+
+/**
+ * wait_jobs reports this ended job. Its final read is taken as write_stdin's, and collected as a read that reports
+ * the end is: no wake after it. The registration stays with the read saved, so a later write_stdin replays it
+ * (`output_replayed`) instead of failing or reading new output; in a codemode script the script holds the wake until
+ * its outermost call finalizes, as for any nested read.
+ */
+export async function collectEnded(state: ShellState, session: ShellSession, toolCallId: string): Promise<ProcessResult> {
+  touchScript(state.scripts, toolCallId, session.id);
+  const notes: string[] = [];
+  const taken = await takeOutput(session, true, notes);
+  const reading = readSession(session, Date.now());
+  const answer = processAnswer({ operation: "write_stdin", session, reading, taken, mode: "immediate", outcome: "exit", notes });
+  session.replay = { ...answer, notes: [...answer.notes] };
+  const outer = outerCallOf(toolCallId);
+  if (outer === null) state.ledger.consume(session.id);
+  else state.ledger.hold(session.id, outer);
+  return answer;
+}

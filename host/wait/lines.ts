@@ -1,0 +1,145 @@
+/**
+ * One compact line per job for wait_jobs, built from what the shell and monitor services report. Pure: the same
+ * facts always give the same line, so the model and codemode scripts read the same thing.
+ */
+import type { DiagnosticLine } from "../../mailbox/monitor.ts";
+import { oneLine } from "../safety/escape.ts";
+import { COMMAND_PREVIEW_CHARS } from "../shell/limits.ts";
+import type { ProcessResult, SessionEntryView } from "../shell/result.ts";
+import { labelOutputLine } from "../monitor/report.ts";
+import type { MonitorTerminalResult } from "../monitor/schemas.ts";
+import { elapsed } from "../../ui/format.ts";
+import type { Collected, Verdict, WaitJobLine } from "./result.ts";
+import type { UsageFields } from "../runtime/usage-line.ts";
+
+/** Output lines kept per job: enough to see a success's last word, and a failure's cause. */
+export const SUCCESS_LINES = 3;
+export const FAILURE_LINES = 12;
+
+export function shellVerdict(r: { status: string; exit_code?: number | null }): Verdict {
+  if (r.status === "running" || r.status === "starting") return "running";
+  if (r.status === "stopped") return "stopped";
+  return r.status === "exited" && r.exit_code === 0 ? "success" : "failure";
+}
+
+export function monitorVerdict(status: string | null): Verdict {
+  if (status === null) return "running";
+  return status === "success" ? "success" : status === "stopped" ? "stopped" : "failure";
+}
+
+/** The last `keep` lines of a read (trailing blank lines do not count) and how many came before them. */
+export function lastLines(text: string, keep: number): { text: string; omitted: number } {
+  const lines = text.split("\n");
+  while (lines.length > 0 && lines[lines.length - 1]!.trim() === "") lines.pop();
+  const kept = lines.slice(-keep);
+  return { text: kept.join("\n"), omitted: lines.length - kept.length };
+}
+
+const label = (text: string): string => oneLine(text, COMMAND_PREVIEW_CHARS);
+
+/** A shell job this call collected: its final read, cut to its last lines. */
+export function collectedShellLine(sessionId: number, r: ProcessResult): WaitJobLine {
+  const verdict = shellVerdict(r);
+  const tail = lastLines(r.output, verdict === "success" ? SUCCESS_LINES : FAILURE_LINES);
+  return {
+    id: `job_${sessionId}`,
+    kind: "shell",
+    session_id: sessionId,
+    label: label(r.cmd),
+    verdict,
+    status: r.status,
+    exit_code: r.exit_code ?? null,
+    duration_ms: Math.round(r.elapsed_ms),
+    collected: "now",
+    ...(tail.text !== "" ? { output: tail.text } : {}),
+    ...(tail.omitted > 0 ? { output_lines_omitted: tail.omitted } : {}),
+    ...(r.failure ? { reason: r.failure.reason } : {}),
+    ...(r.redactions ? { redactions: r.redactions } : {}),
+    ...(r.usage ? { usage: r.usage } : {}),
+    log_path: r.log_path,
+  };
+}
+
+/** A shell job this call does not collect: still running, or collected before (its line carries no output). */
+export function shellStatusLine(s: SessionEntryView, collected: Collected): WaitJobLine {
+  return {
+    id: `job_${s.session_id}`,
+    kind: "shell",
+    session_id: s.session_id,
+    label: label(s.cmd),
+    verdict: shellVerdict(s),
+    status: s.status,
+    exit_code: s.exit_code,
+    duration_ms: Math.round(s.elapsed_ms),
+    collected,
+    ...(s.usage ? { usage: s.usage } : {}),
+    log_path: s.log_path,
+  };
+}
+
+/** A shell job no longer registered: collected and removed by an earlier read; only its log is left. */
+export function goneShellLine(sessionId: number, logPath: string | null): WaitJobLine {
+  return { id: `job_${sessionId}`, kind: "shell", session_id: sessionId, label: "", verdict: "unknown", status: "collected", exit_code: null, duration_ms: 0, collected: "earlier", log_path: logPath };
+}
+
+export interface MonitorFacts {
+  monitorId: string;
+  description: string;
+  /** The terminal result once it ended; null while it runs. */
+  result: MonitorTerminalResult | null;
+  /** While it runs: how long it has. */
+  runningMs: number;
+  logPath: string | null;
+  /** Its process tree as last sampled; null before the first sample. */
+  usage?: UsageFields | null;
+}
+
+// Kept as the lines are: the text for the model escapes them (host/wait/result-text.ts), the UI sanitizes them.
+const outputText = (output: readonly DiagnosticLine[]): string => output.map(labelOutputLine).join("\n");
+
+/** A monitor's line: its verdict, and for one this call collected its captures, result, or failure output. */
+export function monitorLine(m: MonitorFacts, collected: Collected): WaitJobLine {
+  const r = m.result;
+  const line: WaitJobLine = {
+    id: m.monitorId,
+    kind: "monitor",
+    label: label(m.description),
+    verdict: monitorVerdict(r?.status ?? null),
+    status: r?.status ?? "running",
+    exit_code: r?.exitCode ?? null,
+    duration_ms: Math.round(r?.elapsedMs ?? m.runningMs),
+    collected,
+    ...(m.usage ? { usage: m.usage } : {}),
+    log_path: m.logPath,
+  };
+  if (r === null || collected !== "now") return line;
+  if (Object.keys(r.captures).length > 0) line.captures = { ...r.captures };
+  if (r.hasResult) line.result = r.result;
+  if (r.reason !== null) line.reason = r.reason;
+  if (r.redactions) line.redactions = r.redactions;
+  const tail = lastLines(outputText(r.output), FAILURE_LINES);
+  if (tail.text !== "") line.output = tail.text;
+  if (tail.omitted > 0) line.output_lines_omitted = tail.omitted;
+  return line;
+}
+
+/** Why a job failed, in a few words: `exit 1`, `timed_out`, `result_missing`. */
+function cause(l: WaitJobLine): string {
+  if (l.kind === "shell" && l.status === "exited") return l.exit_code !== null ? `exit ${l.exit_code}` : "signal";
+  return l.status;
+}
+
+/** `8 jobs: 7 success, 1 failure (job_3 exit 1) · 41.2s` */
+export function summaryOf(lines: readonly WaitJobLine[]): string {
+  const of = (v: Verdict) => lines.filter((l) => l.verdict === v);
+  const failed = of("failure");
+  const parts = [
+    `${of("success").length} success`,
+    `${failed.length} failure${failed.length > 0 ? ` (${failed.map((l) => `${l.id} ${cause(l)}`).join(", ")})` : ""}`,
+  ];
+  if (of("stopped").length > 0) parts.push(`${of("stopped").length} stopped`);
+  if (of("running").length > 0) parts.push(`${of("running").length} running`);
+  if (of("unknown").length > 0) parts.push(`${of("unknown").length} collected long ago`);
+  const longest = lines.reduce((max, l) => Math.max(max, l.duration_ms), 0);
+  return `${lines.length} job${lines.length === 1 ? "" : "s"}: ${parts.join(", ")} · ${elapsed(longest)}`;
+}
