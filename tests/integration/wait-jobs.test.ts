@@ -3,6 +3,9 @@
  * `until`, no wake for what it collected (and the wakes of what it did not), a later write_stdin that replays instead
  * of reading anew, cancellation, the timeout, and errors that name the field.
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import type { WaitJobLine } from "../../host/wait/result.ts";
@@ -85,10 +88,14 @@ describe("wait_jobs", () => {
   });
 
   it("any: returns the first job to end; the others keep running and later wake as they asked", async () => {
-    const fast = await jobs.exec("echo quick", "wake");
+    // The fast job ends only once the wait has claimed it: ended earlier, its own wake could report it first.
+    const gate = join(mkdtempSync(join(tmpdir(), "pi-jobs-wait-")), "go");
+    const fast = await jobs.exec(`while [ ! -e '${gate}' ]; do sleep 0.02; done; echo quick`, "wake");
     const slowShell = await jobs.exec("sleep 2; echo slow", "wake");
     const slowMonitor = jobs.monitor("sleep 2; echo DONE");
-    const r = await jobs.wait.wait({ ids: [String(fast), String(slowShell), slowMonitor], until: "any" }, direct());
+    const waiting = jobs.wait.wait({ ids: [String(fast), String(slowShell), slowMonitor], until: "any" }, direct());
+    writeFileSync(gate, "");
+    const r = await waiting;
     expect(r.wait_status).toBe("one_ended");
     const lines = byId(r.jobs);
     expect(lines.get(`job_${fast}`)).toMatchObject({ collected: "now", verdict: "success" });
