@@ -32,7 +32,8 @@ describe("wait_jobs in Pi", () => {
   test("one call collects four jobs: one result per job, and no wake", async () => {
     const sdk = await start({
       responses: [
-        callTools(exec(say(1, "alpha")), exec(say(1.5, "beta")), exec(`${say(0.8, "gamma")} >&2; exit 4`), exec(say(2, "delta"))),
+        // Each job outlives the turn that starts them by seconds, so none can end (and wake) before the wait claims it.
+        callTools(exec(say(3, "alpha")), exec(say(3.5, "beta")), exec(`${say(2.8, "gamma")} >&2; exit 4`), exec(say(4, "delta"))),
         callTools({ name: "wait_jobs", arguments: {} }),
         answer("collected"),
       ],
