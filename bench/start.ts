@@ -41,11 +41,11 @@ export interface StartResult {
  * Resolves when the job's `spawned` message reaches the host. It listens on the job's data port beside the job
  * itself, so it sees the message in the same tick the job does: polling `phase()` with setImmediate would spin the
  * host thread, and on two cores that spinning doubles the very latency it measures. The port is a private field of
- * the host's Job; reading it here keeps the runtime's API as it is.
+ * the host's link to the actor (host/runtime/actor-link.ts); reading it here keeps the runtime's API as it is.
  */
 function whenSpawned(job: JobHandle): Promise<number> {
-  const port = (job as unknown as { dataPort?: MessagePort }).dataPort;
-  if (port === undefined) throw new Error("bench/start.ts: the host's Job has no dataPort field any more; update whenSpawned");
+  const port = (job as unknown as { link?: { dataPort?: MessagePort } }).link?.dataPort;
+  if (port === undefined) throw new Error("bench/start.ts: the host's Job has no link.dataPort field any more; update whenSpawned");
   return new Promise((resolve) => {
     const listener = (message: { type?: string }) => {
       if (message.type !== "spawned" && message.type !== "exit") return;
