@@ -50,23 +50,7 @@ export function pendingStopOf(state: ActorState): PendingStop | null {
   return "pendingStop" in state ? state.pendingStop : null;
 }
 
-/** The cause the monitor contract settles on; the supervisor's own causes never reach a running actor. */
+/** The cause the monitor contract settles on; the supervisor's own two never reach a running actor. */
 export function monitorCause(cause: EndCause): ProcessEnd["cause"] {
-  switch (cause) {
-    case "exit":
-    case "contract":
-    case "timeout":
-    case "stopped":
-    case "spawn_failed":
-    case "log_quota":
-    case "log_failed":
-    case "stalled":
-    case "waiting_for_input":
-    case "memory_limit":
-    case "cpu_limit":
-    case "process_limit":
-      return cause;
-    default:
-      return "stopped" as const;
-  }
+  return cause === "actor_crashed" || cause === "actor_unresponsive" ? "stopped" : cause;
 }
