@@ -73,43 +73,28 @@ export function describeEnding(result: ActorResult, stopBy: StopRequester | null
       return { status: "stopped", state: "stopped", stopReason: reason, failure: null };
     }
     case "log_quota":
-      return {
-        status: "failed",
-        state: "log_quota",
-        stopReason: "log_quota",
-        failure: { reason: "log_quota", message: `the log reached its quota (${result.message ?? "per-job or session budget"}); the job was stopped and the log is partial` },
-      };
+      return failed("log_quota", `the log reached its quota (${result.message ?? "per-job or session budget"}); the job was stopped and the log is partial`, "log_quota");
     case "log_failed":
-      return {
-        status: "failed",
-        state: "log_failed",
-        stopReason: "log_failed",
-        failure: { reason: "log_failed", message: `the log could not be written (${result.log.error ?? result.message ?? "storage error"}); the job was stopped and the log is partial` },
-      };
+      return failed("log_failed", `the log could not be written (${result.log.error ?? result.message ?? "storage error"}); the job was stopped and the log is partial`, "log_failed");
     case "spawn_failed":
-      return { status: "failed", state: "failed", stopReason: "spawn_failed", failure: { reason: "spawn_failed", message: result.message ?? "the command could not be started" } };
+      return failed("spawn_failed", result.message ?? "the command could not be started");
     case "stalled":
     case "waiting_for_input":
       // Only monitors end this way; a shell job is flagged and woken about it instead, and keeps running.
-      return { status: "failed", state: "failed", stopReason: "stopped", failure: { reason: "stopped", message: `the job was stopped: ${result.cause}` } };
+      return failed("stopped", `the job was stopped: ${result.cause}`);
     case "memory_limit":
     case "cpu_limit":
     case "process_limit":
-      return {
-        status: "failed",
-        state: "failed",
-        stopReason: result.cause,
-        failure: { reason: result.cause, message: result.message ?? `the job passed its ${result.cause.replace("_", " ")}; its process group was stopped` },
-      };
+      return failed(result.cause, result.message ?? `the job passed its ${result.cause.replace("_", " ")}; its process group was stopped`);
     case "actor_crashed":
     case "actor_unresponsive":
-      return {
-        status: "failed",
-        state: "failed",
-        stopReason: result.cause,
-        failure: { reason: result.cause, message: result.message ?? "the job's supervisor thread failed; its process group was killed" },
-      };
+      return failed(result.cause, result.message ?? "the job's supervisor thread failed; its process group was killed");
   }
+}
+
+/** A failed ending: the reason it stopped is the failure's reason. */
+function failed(reason: StopReason, message: string, state: Ending["state"] = "failed"): Ending {
+  return { status: "failed", state, stopReason: reason, failure: { reason, message } };
 }
 
 export function formatSeconds(ms: number): string {

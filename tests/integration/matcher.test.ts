@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   compilePattern,
   createMatcher,
@@ -7,15 +7,12 @@ import {
   requiredPrefix,
   SANDBOX_BATCH_LINES,
   type InlineMatcher,
-  type Matcher,
   type SandboxMatcher,
 } from "../../actors/monitor/matcher.ts";
 import { validatePattern } from "../../shared/linear-regex.ts";
+import { disposedAfterEach } from "../fixtures/disposed.ts";
 
-const open: Matcher[] = [];
-afterEach(async () => {
-  for (const matcher of open.splice(0)) if (matcher.kind === "sandbox") await matcher.dispose();
-});
+const sandboxes = disposedAfterEach<SandboxMatcher>();
 
 function inline(result: string, failure: string | null = null): InlineMatcher {
   const created = createMatcher(result, failure);
@@ -27,9 +24,10 @@ function inline(result: string, failure: string | null = null): InlineMatcher {
 function sandbox(result: string, failure: string | null = null, batchDeadlineMs = 5_000): SandboxMatcher {
   const created = createMatcher(result, failure, { batchDeadlineMs });
   if (!created.ok) throw new Error(created.error);
-  open.push(created.matcher);
   expect(created.matcher.kind).toBe("sandbox");
-  return created.matcher as SandboxMatcher;
+  const matcher = created.matcher as SandboxMatcher;
+  sandboxes.push(matcher);
+  return matcher;
 }
 
 describe("validatePattern", () => {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createMonitorEngine,
   ENGINE_LIMITS,
@@ -10,11 +10,9 @@ import {
 import { createDiagnosticTail } from "../../actors/monitor/diagnostic-tail.ts";
 import { quietLines } from "../../actors/monitor/quiet-lines.ts";
 import type { LineSource, MonitorContract, MonitorOutcome } from "../../mailbox/monitor.ts";
+import { disposedAfterEach } from "../fixtures/disposed.ts";
 
-const engines: MonitorEngine[] = [];
-afterEach(async () => {
-  for (const engine of engines.splice(0)) await engine.dispose();
-});
+const engines = disposedAfterEach<MonitorEngine>();
 
 function contract(resultPattern: string, failurePattern: string | null = null, completion: "match" | "exit" = "match"): MonitorContract {
   return { resultPattern, failurePattern, completion };

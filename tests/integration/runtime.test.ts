@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
+import type { ActorResult } from "../../mailbox/result.ts";
 import { HUNG_CPU_MS, STALLED_ACTOR_MS } from "../../host/runtime/heartbeat.ts";
 import { FAULTY_ACTOR_ENTRY, withFault, type CrawlRecord } from "../fixtures/faults.ts";
 import { groupGone, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
@@ -21,6 +22,17 @@ afterEach(async () => {
 
 function text(job: { retained(): { lines: { text: string }[] } }): string[] {
   return job.retained().lines.map((line) => line.text);
+}
+
+/** Runs `sleep 60` with an injected fault to the end `cause`, which must leave its process group reclaimed. */
+async function faultyEnd(fault: ReturnType<typeof withFault>, timeoutMs: number, cause: ActorResult["cause"]): Promise<ActorResult> {
+  runtime = runtimeFor({ actorEntry: FAULTY_ACTOR_ENTRY });
+  const job = runtime.start(shellJob("sleep 60", { ...fault, timeoutMs, killGraceMs: 200 }));
+  const result = await job.done;
+  expect(result.cause).toBe(cause);
+  expect(result.cleanup).toBe("confirmed");
+  expect(groupGone(job.pgid()!)).toBe(true);
+  return result;
 }
 
 /**
@@ -281,26 +293,16 @@ describe("job runtime", () => {
   }
 
   it("takes over when an actor hangs past its deadline", async () => {
-    runtime = runtimeFor({ actorEntry: FAULTY_ACTOR_ENTRY });
     // The thread hangs 20 ms after the process exists; the job's clock starts before the fork, so a deadline shorter
     // than a slow start lets the actor time the job out and report before it hangs. Ten seconds leaves room for any
     // start and costs nothing: a hung thread is taken over 15 s after its last heartbeat either way.
-    const job = runtime.start(shellJob("sleep 60", { ...withFault("hang"), timeoutMs: 10_000, killGraceMs: 200 }));
-    const result = await job.done;
-    expect(result.cause).toBe("actor_unresponsive");
-    expect(result.cleanup).toBe("confirmed");
-    expect(groupGone(job.pgid()!)).toBe(true);
+    await faultyEnd(withFault("hang"), 10_000, "actor_unresponsive");
   });
 
   it("takes over when an actor is blocked past its deadline in a call that never returns", async () => {
-    runtime = runtimeFor({ actorEntry: FAULTY_ACTOR_ENTRY });
     // Asleep, not waiting for a CPU: hung however little CPU it had (host/runtime/heartbeat.ts), 15 s after its last beat.
-    const job = runtime.start(shellJob("sleep 60", { ...withFault("deadlock"), timeoutMs: 10_000, killGraceMs: 200 }));
-    const result = await job.done;
-    expect(result.cause).toBe("actor_unresponsive");
+    const result = await faultyEnd(withFault("deadlock"), 10_000, "actor_unresponsive");
     expect(result.message).toMatch(/its thread slept/);
-    expect(result.cleanup).toBe("confirmed");
-    expect(groupGone(job.pgid()!)).toBe(true);
   });
 
   it.runIf(process.platform === "linux")("never takes over a starved actor: one whose heartbeat stood still while its thread waited for a CPU reports its own end", async () => {
@@ -336,14 +338,9 @@ describe("job runtime", () => {
   });
 
   it("lets a late actor whose thread still runs report its own end instead of calling it unresponsive", async () => {
-    runtime = runtimeFor({ actorEntry: FAULTY_ACTOR_ENTRY });
     // The actor times the job out at once but its report comes 6 s late, past the supervisor's backstop (4.5 s): a
     // starved thread's way. Its heartbeat moved after the spawn, so the supervisor waits for the report.
-    const job = runtime.start(shellJob("sleep 60", { ...withFault("late-report"), timeoutMs: 300, killGraceMs: 200 }));
-    const result = await job.done;
-    expect(result.cause).toBe("timeout");
-    expect(result.cleanup).toBe("confirmed");
-    expect(groupGone(job.pgid()!)).toBe(true);
+    await faultyEnd(withFault("late-report"), 300, "timeout");
   });
 
   for (const [engine, failurePattern] of [

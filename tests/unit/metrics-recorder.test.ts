@@ -60,6 +60,26 @@ function request(h: Harness, waitMs: number, streamMs: number, output: number, s
   return h.rec.turnEnd({ message: finalMessage(stopReason, output), messageEntryId: `m${h.clock.t}`, toolResultEntryIds: [] });
 }
 
+/** Ends the open request: message_end without usage, then turn_end with the final message. */
+function finish(h: Harness, stopReason: string, output: number, messageEntryId = "m", reasoning?: number): RequestRecord {
+  h.rec.responseEnd({ stopReason });
+  return h.rec.turnEnd({ message: finalMessage(stopReason, output, reasoning), messageEntryId, toolResultEntryIds: [] }) as RequestRecord;
+}
+
+/** Starts an activity (on a new harness unless given one) and opens its first request. */
+function openRequest(h = harness()): Harness {
+  h.rec.agentStart();
+  h.rec.requestStart(meta);
+  return h;
+}
+
+/** One whole activity: a single request, then the activity settles. */
+function settledActivity(h: Harness, waitMs: number, streamMs: number, output: number): void {
+  h.rec.agentStart();
+  request(h, waitMs, streamMs, output);
+  h.rec.agentSettled(false);
+}
+
 const of = (h: Harness, type: string) => h.entries.filter((e) => e.customType === type).map((e) => e.data);
 
 describe("recorder lifecycle", () => {
@@ -82,23 +102,18 @@ describe("recorder lifecycle", () => {
   });
 
   it("reasoning breakdown: positive only for a positive count; output already includes it", () => {
-    const h = harness();
-    h.rec.agentStart();
-    h.rec.requestStart(meta);
+    const h = openRequest();
     h.clock.t += 100;
     h.rec.delta("thinking", "…");
     h.clock.t += 5000;
-    h.rec.responseEnd({ stopReason: "stop" });
-    const r = h.rec.turnEnd({ message: finalMessage("stop", 1200, 1000), messageEntryId: "m", toolResultEntryIds: [] }) as RequestRecord;
+    const r = finish(h, "stop", 1200, "m", 1000);
     expect(r.reasoningTokens).toBe(1000);
     expect(r.reasoningBreakdown).toBe("positive");
     expect(r.outputTps).toBe(240);
   });
 
   it("activity TTFT is fixed by the first non-empty delta and not reset by tools or continuations", () => {
-    const h = harness();
-    h.rec.agentStart();
-    h.rec.requestStart(meta);
+    const h = openRequest();
     h.clock.t += 300;
     h.rec.delta("thinking", ""); // empty deltas never count
     h.clock.t += 200;
@@ -119,8 +134,7 @@ describe("recorder lifecycle", () => {
     h.clock.t += 50;
     h.rec.delta("text", "done");
     h.clock.t += 50;
-    h.rec.responseEnd({ stopReason: "stop" });
-    h.rec.turnEnd({ message: finalMessage("stop", 5), messageEntryId: "m1", toolResultEntryIds: [] });
+    finish(h, "stop", 5, "m1");
     h.rec.agentSettled(false);
     const final = of(h, ENTRY_RUN).at(-1) as RunRecord;
     expect(final.ttftMs).toBe(500);
@@ -135,16 +149,13 @@ describe("recorder lifecycle", () => {
   });
 
   it("samples every tick including silent ones, in chunks of 128, joined losslessly", () => {
-    const h = harness();
-    h.rec.agentStart();
-    h.rec.requestStart(meta);
+    const h = openRequest();
     for (let i = 0; i < 300; i++) {
       h.clock.t += 250;
       if (i % 50 === 10) h.rec.delta("text", "abcdefgh");
       h.rec.tick(h.clock.t);
     }
-    h.rec.responseEnd({ stopReason: "stop" });
-    const r = h.rec.turnEnd({ message: finalMessage("stop", 20), messageEntryId: "m", toolResultEntryIds: [] }) as RequestRecord;
+    const r = finish(h, "stop", 20);
     const chunks = of(h, ENTRY_TRACE).filter((d) => d.kind === "samples");
     expect(chunks.map((c) => [c.chunkIndex, c.firstSampleIndex, c.sampleCount])).toEqual([
       [0, 0, 128],
@@ -159,15 +170,12 @@ describe("recorder lifecycle", () => {
   });
 
   it("writes no text of prompts, answers or arguments", () => {
-    const h = harness();
-    h.rec.agentStart();
-    h.rec.requestStart(meta);
+    const h = openRequest();
     h.clock.t += 10;
     h.rec.delta("text", "TOP-SECRET-DELTA");
     h.clock.t += 300;
     h.rec.delta("toolArgs", '{"password":"hunter2"}');
-    h.rec.responseEnd({ stopReason: "stop" });
-    h.rec.turnEnd({ message: finalMessage("stop", 9), messageEntryId: "m", toolResultEntryIds: [] });
+    finish(h, "stop", 9);
     h.rec.agentSettled(false);
     const dump = JSON.stringify(h.entries);
     expect(dump).not.toContain("TOP-SECRET");
@@ -184,14 +192,12 @@ describe("recorder lifecycle", () => {
     h.rec.delta("text", "aaaa");
     h.clock.t += 1000;
     h.rec.delta("text", "bbbb");
-    h.rec.responseEnd({ stopReason: "toolUse" });
-    h.rec.turnEnd({ message: finalMessage("toolUse", 50), messageEntryId: "m0", toolResultEntryIds: [] });
+    finish(h, "toolUse", 50, "m0");
     expect(h.rec.view(h.clock.t)).toMatchObject({ effTps: 50, effQualifier: "so_far" });
     h.rec.requestStart(meta); // a continuation request is open: coverage unavailable, retained shown as last
     expect(h.rec.view(h.clock.t)).toMatchObject({ effTps: 50, effQualifier: "last" });
     h.clock.t += 10;
-    h.rec.responseEnd({ stopReason: "error" });
-    h.rec.turnEnd({ message: finalMessage("error", 0), messageEntryId: "m1", toolResultEntryIds: [] });
+    finish(h, "error", 0, "m1");
     h.rec.agentSettled(false);
     expect(h.rec.view(h.clock.t)).toMatchObject({ effTps: 50, effQualifier: "last" });
     // A new activity keeps the retained estimate until a new valid one arrives.
@@ -203,9 +209,7 @@ describe("recorder lifecycle", () => {
   });
 
   it("OBS TPS is shown only while positive and hidden after completion", () => {
-    const h = harness();
-    h.rec.agentStart();
-    h.rec.requestStart(meta);
+    const h = openRequest();
     h.clock.t += 100;
     h.rec.delta("text", "x".repeat(40));
     h.clock.t += 300;
@@ -222,11 +226,8 @@ describe("recorder lifecycle", () => {
 
   it("aborted activity: open request interrupted, activity unavailable, retained estimate kept", () => {
     const h = harness();
-    h.rec.agentStart();
-    request(h, 10, 1000, 100);
-    h.rec.agentSettled(false);
-    h.rec.agentStart();
-    h.rec.requestStart(meta);
+    settledActivity(h, 10, 1000, 100);
+    openRequest(h);
     h.clock.t += 500;
     h.rec.agentSettled(true);
     const traces = of(h, ENTRY_TRACE);
@@ -236,9 +237,7 @@ describe("recorder lifecycle", () => {
   });
 
   it("a storage failure stops sampling, marks capture incomplete and is reported once", () => {
-    const h = harness();
-    h.rec.agentStart();
-    h.rec.requestStart(meta);
+    const h = openRequest();
     h.failSaves.on = true;
     h.clock.t += 10;
     h.rec.delta("text", "ab");
@@ -247,16 +246,13 @@ describe("recorder lifecycle", () => {
     expect(h.errors).toHaveLength(1);
     expect(h.rec.storageHealthy).toBe(false);
     h.failSaves.on = false;
-    h.rec.responseEnd({ stopReason: "stop" });
-    const r = h.rec.turnEnd({ message: finalMessage("stop", 3), messageEntryId: "m", toolResultEntryIds: [] }) as RequestRecord;
+    const r = finish(h, "stop", 3);
     expect(r.samplesComplete).toBe(false);
     expect(r.sampleCount).toBe(0);
   });
 
   it("parallel tools count their union of wall time, and reused ids are scoped to their request", () => {
-    const h = harness();
-    h.rec.agentStart();
-    h.rec.requestStart(meta);
+    const h = openRequest();
     h.clock.t += 10;
     h.rec.delta("toolArgs", "{}");
     h.clock.t += 10;
@@ -284,11 +280,8 @@ describe("recorder lifecycle", () => {
 describe("history", () => {
   it("rebuilds the retained estimate from finalized records only, never from provisional checkpoints", () => {
     const h = harness();
-    h.rec.agentStart();
-    request(h, 100, 1000, 40);
-    h.rec.agentSettled(false);
-    h.rec.agentStart();
-    h.rec.requestStart(meta);
+    settledActivity(h, 100, 1000, 40);
+    openRequest(h);
     h.clock.t += 10;
     h.rec.delta("text", "aa");
     h.clock.t += 100;
@@ -301,9 +294,7 @@ describe("history", () => {
 
   it("uses the eligible prefix of a later-incomplete activity", () => {
     const h = harness();
-    h.rec.agentStart();
-    request(h, 100, 1000, 40);
-    h.rec.agentSettled(false);
+    settledActivity(h, 100, 1000, 40);
     h.rec.agentStart();
     request(h, 100, 1000, 70, "toolUse");
     request(h, 100, 1000, 10, "error");
@@ -312,13 +303,9 @@ describe("history", () => {
 
   it("a branch that lacks a later request record restores the earlier estimate", () => {
     const h = harness();
-    h.rec.agentStart();
-    request(h, 100, 1000, 40);
-    h.rec.agentSettled(false);
+    settledActivity(h, 100, 1000, 40);
     const cut = h.entries.length;
-    h.rec.agentStart();
-    request(h, 100, 1000, 90);
-    h.rec.agentSettled(false);
+    settledActivity(h, 100, 1000, 90);
     expect(readHistory(h.entries).retained?.tps).toBe(90);
     expect(readHistory(h.entries.slice(0, cut)).retained?.tps).toBe(40);
   });
@@ -345,9 +332,7 @@ describe("history", () => {
 
 describe("request boundaries", () => {
   it("a retried request without turn_end is interrupted when the next starts, and keeps the activity unavailable", () => {
-    const h = harness();
-    h.rec.agentStart();
-    h.rec.requestStart(meta);
+    const h = openRequest();
     h.clock.t += 100;
     h.rec.responseEnd({ stopReason: "error" }); // Pi retries: no turn_end for this attempt
     h.rec.requestStart(meta);
@@ -355,8 +340,7 @@ describe("request boundaries", () => {
     h.clock.t += 50;
     h.rec.delta("text", "ok");
     h.clock.t += 500;
-    h.rec.responseEnd({ stopReason: "stop" });
-    const r = h.rec.turnEnd({ message: finalMessage("stop", 50), messageEntryId: "m", toolResultEntryIds: [] }) as RequestRecord;
+    const r = finish(h, "stop", 50);
     expect(r.requestIndex).toBe(1);
     expect(r.outputTps).toBe(100);
     h.rec.agentSettled(false);
@@ -369,8 +353,7 @@ describe("request boundaries", () => {
     h.clock.t += 30;
     h.rec.delta("text", "late");
     h.clock.t += 300;
-    h.rec.responseEnd({ stopReason: "stop" });
-    h.rec.turnEnd({ message: finalMessage("stop", 30), messageEntryId: "m", toolResultEntryIds: [] });
+    finish(h, "stop", 30);
     expect(h.rec.view(h.clock.t)).toMatchObject({ activityPartial: true, activityTtftMs: null });
     h.rec.agentSettled(false);
     expect(of(h, ENTRY_RUN).at(-1)).toMatchObject({ partial: true, ttftMs: null, effTps: null });

@@ -15,6 +15,7 @@ import {
 import { decodeRle, parseRle, RLE_ENCODING_LINE } from "../../host/monitor/rle.ts";
 import { MonitorStartOutput } from "../../host/monitor/schemas.ts";
 import { outcome } from "../fixtures/monitor-outcomes.ts";
+import { convertsEach } from "../fixtures/converts-each.ts";
 
 const out = (source: DiagnosticLine["source"], text: string, count = 1, clipped = false): DiagnosticLine => ({
   source,
@@ -102,9 +103,16 @@ describe("the spec's worked cases", () => {
     outcome: outcome({ status: "timeout", signal: "SIGTERM", reason: "timeout" }),
   });
 
+  /** The whole report, then the spec's text of it: the same report without the lines of the later rules. */
+  function expectReport(input: ReportInput, lines: string[], specLines: string[]): void {
+    const report = buildReport(input);
+    expect(report).toBe(lines.join("\n"));
+    expect(withoutLaterRules(report)).toBe(specLines.join("\n"));
+  }
+
   it("case 1: a noisy build's JSON sentinel is the whole report", () => {
-    const report = buildReport(case1);
-    expect(report).toBe(
+    expectReport(
+      case1,
       [
         "Monitor: build project",
         "monitor_id=monitor_1",
@@ -112,16 +120,14 @@ describe("the spec's worked cases", () => {
         "elapsed=33ms",
         "completion=exit",
         'result={"modules":200,"status":"success"}',
-      ].join("\n"),
-    );
-    expect(withoutLaterRules(report)).toBe(
-      ["Monitor: build project", "status=success", "elapsed=33ms", 'result={"modules":200,"status":"success"}'].join("\n"),
+      ],
+      ["Monitor: build project", "status=success", "elapsed=33ms", 'result={"modules":200,"status":"success"}'],
     );
   });
 
   it("case 2: a failure capture with its source-labelled tail", () => {
-    const report = buildReport(case2);
-    expect(report).toBe(
+    expectReport(
+      case2,
       [
         "Monitor: database migration",
         "monitor_id=monitor_2",
@@ -132,16 +138,14 @@ describe("the spec's worked cases", () => {
         "capture.error=migration failed: column exists",
         'output=["[stderr] FATAL: migration failed: column exists","[stdout] configuring..."]',
         "next=fix the error the failure match reports, then rerun",
-      ].join("\n"),
-    );
-    expect(withoutLaterRules(report)).toBe(
+      ],
       [
         "Monitor: database migration",
         "status=failure",
         "elapsed=28ms",
         "capture.error=migration failed: column exists",
         'output=["[stderr] FATAL: migration failed: column exists","[stdout] configuring..."]',
-      ].join("\n"),
+      ],
     );
   });
 
@@ -309,16 +313,13 @@ describe("capture aliases", () => {
 });
 
 describe("escaping untrusted values", () => {
-  it("escapes controls, DEL, C1 and Unicode separators in plain values", () => {
-    const cases: [string, string][] = [
-      ["a\nb\tc\rd", "a\\nb\\tc\\rd"],
-      ["\u001b[31mred\u0007", "\\x1b[31mred\\x07"],
-      ["del\u007f c1\u0085\u009b", "del\\x7f c1\\u0085\\u009b"],
-      ["x\u2028y\u2029z", "x\\u2028y\\u2029z"],
-      ["plain é 中 😀 \\n", "plain é 中 😀 \\n"],
-    ];
-    for (const [input, expected] of cases) expect(escapeText(input), input).toBe(expected);
-  });
+  it("escapes controls, DEL, C1 and Unicode separators in plain values", convertsEach(escapeText, [
+    ["a\nb\tc\rd", "a\\nb\\tc\\rd"],
+    ["\u001b[31mred\u0007", "\\x1b[31mred\\x07"],
+    ["del\u007f c1\u0085\u009b", "del\\x7f c1\\u0085\\u009b"],
+    ["x\u2028y\u2029z", "x\\u2028y\\u2029z"],
+    ["plain é 中 😀 \\n", "plain é 中 😀 \\n"],
+  ]));
 
   it("escapes what JSON.stringify leaves raw, and still parses back to the same value", () => {
     const value = { s: "\u001b]0;title\u0007 \u007f \u0085 \u2028 \u2029 \ud800 😀" };
@@ -448,12 +449,7 @@ describe("structured results", () => {
     expect(value.status).toBe("success");
     expect(value.result.result).toEqual(JSON.parse(big));
     expect(value.result).toMatchObject({
-      monitorId: "monitor_9",
-      description: "export payload",
-      elapsedMs: 61,
-      timeoutMs: 5_000,
-      startedAt: 1_700_000_000_000,
-      completedAt: 1_700_000_000_061,
+      ...facts,
       resultParseError: null,
       capturesTruncated: false,
       outputTruncated: false,

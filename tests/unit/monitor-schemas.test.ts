@@ -10,6 +10,7 @@ import {
   validateMonitorStart,
   validateMonitorStop,
 } from "../../host/monitor/schemas.ts";
+import { convertsEach } from "../fixtures/converts-each.ts";
 
 const minimal = { command: "make build", result_pattern: "^BUILD_OK$" };
 
@@ -157,31 +158,25 @@ describe("deriveDescription", () => {
     expect(deriveDescription("  npm   run\n build \t--silent ")).toBe("npm run build --silent");
   });
 
-  it("drops a leading shell wrapper and unquotes its script", () => {
-    const cases: [string, string][] = [
-      ["sh -c 'make test && echo DONE'", "make test && echo DONE"],
-      ['bash -c "npm test \\"--ci\\""', 'npm test "--ci"'],
-      ["/bin/sh -c 'bun test'", "bun test"],
-      ["zsh -c 'ls'", "ls"],
-      ["bash -lc 'cargo build'", "cargo build"],
-      ["/usr/bin/env bash -c 'go test ./...'", "go test ./..."],
-      // The POSIX '\'' idiom: close, escaped quote, reopen.
-      ["sh -c 'printf '\\''DONE\\n'\\'''", "printf 'DONE\\n'"],
-      ["sh -c '\n  if bun test; then\n    echo ok\n  fi\n'", "if bun test; then echo ok fi"],
-    ];
-    for (const [input, expected] of cases) expect(deriveDescription(input), input).toBe(expected);
-  });
+  it("drops a leading shell wrapper and unquotes its script", convertsEach(deriveDescription, [
+    ["sh -c 'make test && echo DONE'", "make test && echo DONE"],
+    ['bash -c "npm test \\"--ci\\""', 'npm test "--ci"'],
+    ["/bin/sh -c 'bun test'", "bun test"],
+    ["zsh -c 'ls'", "ls"],
+    ["bash -lc 'cargo build'", "cargo build"],
+    ["/usr/bin/env bash -c 'go test ./...'", "go test ./..."],
+    // The POSIX '\'' idiom: close, escaped quote, reopen.
+    ["sh -c 'printf '\\''DONE\\n'\\'''", "printf 'DONE\\n'"],
+    ["sh -c '\n  if bun test; then\n    echo ok\n  fi\n'", "if bun test; then echo ok fi"],
+  ]));
 
-  it("keeps commands that only look like a wrapper", () => {
-    const cases: [string, string][] = [
-      ["shellcheck -c x", "shellcheck -c x"],
-      ["bash script.sh", "bash script.sh"],
-      ["sh -c ''", "sh -c ''"],
-      // An unterminated quote cannot be unquoted reliably: show what follows the wrapper as written.
-      ["sh -c 'oops", "'oops"],
-    ];
-    for (const [input, expected] of cases) expect(deriveDescription(input), input).toBe(expected);
-  });
+  it("keeps commands that only look like a wrapper", convertsEach(deriveDescription, [
+    ["shellcheck -c x", "shellcheck -c x"],
+    ["bash script.sh", "bash script.sh"],
+    ["sh -c ''", "sh -c ''"],
+    // An unterminated quote cannot be unquoted reliably: show what follows the wrapper as written.
+    ["sh -c 'oops", "'oops"],
+  ]));
 
   it("cuts at 60 code points and marks the cut", () => {
     const long = `echo ${"x".repeat(100)}`;

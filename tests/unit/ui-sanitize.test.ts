@@ -41,14 +41,7 @@ describe("sanitizer", () => {
     expect(escaped).toBe(true);
     expect(text).not.toMatch(CONTROL);
     expect(text).not.toContain("52;c");
-    expect(text).toContain("\\t");
-    expect(text).toContain("\\r");
-    expect(text).toContain("\\n");
-    expect(text).toContain("\\x07");
-    expect(text).toContain("\\x7f");
-    expect(text).toContain("\\u0085");
-    expect(text).toContain("\\u202e");
-    expect(text).toContain("red");
+    for (const shown of ["\\t", "\\r", "\\n", "\\x07", "\\x7f", "\\u0085", "\\u202e", "red"]) expect(text).toContain(shown);
     expect(text).not.toContain("[31m");
   });
 
