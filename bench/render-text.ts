@@ -53,11 +53,10 @@ function costs(): Record<string, Record<string, number>> {
     const pipe: number[] = [];
     const terminal: number[] = [];
     for (let run = 0; run < RUNS; run += 1) {
-      const keep = OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES;
       const a = new UnreadOutput(OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES);
-      raw.push(time((c) => a.feed("stdout", c), () => void escapeControls(a.take(keep, false).text), bytes));
+      raw.push(time((c) => a.feed("stdout", c), () => void escapeControls(a.take(false).text), bytes));
       const b = new UnreadOutput(OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES);
-      pipe.push(time((c) => b.feed("stdout", c), () => void escapeControls(pipeText(b.take(keep, false).text)), bytes));
+      pipe.push(time((c) => b.feed("stdout", c), () => void escapeControls(pipeText(b.take(false).text)), bytes));
       const t = new TerminalText({ cols: 120, rows: 30, headBytes: OUTPUT_HEAD_BYTES, tailBytes: OUTPUT_TAIL_BYTES });
       terminal.push(time((c) => t.feed(c), () => void t.take(), bytes));
       t.dispose();

@@ -91,7 +91,7 @@ export function rawReads(workload: ShellWorkload): string[] {
   const unread = new UnreadOutput(OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES);
   return workload.reads.map((bytes) => {
     unread.feed("stdout", encoder.encode(bytes));
-    return escapeControls(unread.take(OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES, false).text);
+    return escapeControls(unread.take(false).text);
   });
 }
 
@@ -101,6 +101,6 @@ export async function renderedReads(workload: ShellWorkload): Promise<string[]> 
   const output = await createOutputText(io, { headBytes: OUTPUT_HEAD_BYTES, tailBytes: OUTPUT_TAIL_BYTES });
   return workload.reads.map((bytes) => {
     output.feed(workload.tty ? "pty" : "stdout", encoder.encode(bytes));
-    return escapeControls(output.take(OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES, false).text);
+    return escapeControls(output.take(false).text);
   });
 }

@@ -7,102 +7,18 @@
  * These are tokenizer estimates of the serialised text, not billing: providers add their own framing.
  */
 import { writeFileSync } from "node:fs";
-import { Tiktoken } from "js-tiktoken/lite";
-import cl100k_base from "js-tiktoken/ranks/cl100k_base";
+import { encoder, tokens } from "./token-count.ts";
 import type { DiagnosticLine, MonitorOutcome } from "../mailbox/monitor.ts";
 import { buildGuidance } from "../host/monitor/guidance.ts";
 import { buildAcknowledgement, buildReport, type ReportInput } from "../host/monitor/report.ts";
 import { MONITOR_START, MONITOR_START_TOOL, MONITOR_STOP, MONITOR_STOP_TOOL } from "../host/monitor/schemas.ts";
 import { rawReads, renderedReads, SHELL_WORKLOADS } from "./shell-output.ts";
+import { JOB_WORKLOADS, jobOutputs } from "./job-outputs.ts";
+import beforeFolding from "./results/2026-12-05-tokens-before-folding.json" with { type: "json" };
 import { outcome as quietOutcome } from "../tests/fixtures/monitor-outcomes.ts";
 import { ExecCommandParams } from "../host/shell/params.ts";
 import { WAIT_JOBS_TOOL } from "../host/wait/params.ts";
 import { WAIT_JOBS_SNIPPET } from "../host/wait/install.ts";
-
-const encoder = new Tiktoken(cl100k_base);
-
-// js-tiktoken merges byte pairs by rescanning the whole piece after every merge, which is quadratic: one 24 KiB run
-// of letters (a single pre-token) takes half a minute. This counts with the same rule — repeatedly merge the
-// adjacent pair of lowest rank, leftmost first — using a heap, and is checked against the library below.
-const internals = encoder as unknown as { patStr: string; rankMap: Map<string, number> };
-const utf8 = new TextEncoder();
-
-interface Pair {
-  rank: number;
-  left: number;
-  right: number;
-  end: number;
-}
-
-const before = (a: Pair, b: Pair): boolean => a.rank < b.rank || (a.rank === b.rank && a.left < b.left);
-
-function pushHeap(heap: Pair[], pair: Pair): void {
-  heap.push(pair);
-  let i = heap.length - 1;
-  while (i > 0) {
-    const parent = (i - 1) >> 1;
-    if (!before(heap[i] as Pair, heap[parent] as Pair)) break;
-    [heap[i], heap[parent]] = [heap[parent] as Pair, heap[i] as Pair];
-    i = parent;
-  }
-}
-
-function popHeap(heap: Pair[]): Pair | undefined {
-  const top = heap[0];
-  const last = heap.pop();
-  if (heap.length > 0 && last !== undefined) {
-    heap[0] = last;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let least = i;
-      if (l < heap.length && before(heap[l] as Pair, heap[least] as Pair)) least = l;
-      if (r < heap.length && before(heap[r] as Pair, heap[least] as Pair)) least = r;
-      if (least === i) break;
-      [heap[i], heap[least]] = [heap[least] as Pair, heap[i] as Pair];
-      i = least;
-    }
-  }
-  return top;
-}
-
-function pieceTokens(bytes: Uint8Array): number {
-  const ranks = internals.rankMap;
-  const n = bytes.length;
-  if (ranks.has(bytes.join(","))) return 1;
-  // Part i covers bytes [i, next[i]); prev links the parts backwards.
-  const next = Int32Array.from({ length: n }, (_, i) => i + 1);
-  const prev = Int32Array.from({ length: n }, (_, i) => i - 1);
-  const heap: Pair[] = [];
-  const consider = (left: number): void => {
-    if (left < 0) return;
-    const right = next[left] as number;
-    if (right >= n) return;
-    const end = next[right] as number;
-    const rank = ranks.get(bytes.subarray(left, end).join(","));
-    if (rank !== undefined) pushHeap(heap, { rank, left, right, end });
-  };
-  for (let i = 0; i < n - 1; i += 1) consider(i);
-  let parts = n;
-  for (let pair = popHeap(heap); pair !== undefined; pair = popHeap(heap)) {
-    // Entries are never removed when a merge changes a neighbour; skip the ones that no longer describe two parts.
-    if (next[pair.left] !== pair.right || next[pair.right] !== pair.end || prev[pair.right] !== pair.left) continue;
-    next[pair.left] = pair.end;
-    prev[pair.right] = -2;
-    if (pair.end < n) prev[pair.end] = pair.left;
-    parts -= 1;
-    consider(prev[pair.left] as number);
-    consider(pair.left);
-  }
-  return parts;
-}
-
-function tokens(text: string): number {
-  let count = 0;
-  for (const match of text.matchAll(new RegExp(internals.patStr, "ug"))) count += pieceTokens(utf8.encode(match[0]));
-  return count;
-}
 
 // ── Fixed cost: declarations and guidance ───────────────────────────────────────────────────────────────────────
 
@@ -305,6 +221,25 @@ const shellRows = await Promise.all(
   })),
 );
 
+// Whole jobs, run for real, beside the same workloads measured on the commit before folding.
+const jobRows = (await jobOutputs()).map((output, i) => {
+  const before = beforeFolding.workloads[i];
+  if (before === undefined || before.name !== JOB_WORKLOADS[i]?.name) throw new Error(`bench/results: no figure before folding for "${output.name}"`);
+  return {
+    name: output.name,
+    monitorBefore: before.monitor,
+    monitor: output.monitor === null ? null : tokens(output.monitor),
+    execBefore: before.exec,
+    exec: tokens(output.exec),
+    execCharsBefore: before.execChars,
+    execChars: output.exec.length,
+    text: output.exec,
+  };
+});
+const [buildJob, diagnosticsJob, stepsJob, plantedJob] = jobRows;
+if (!buildJob || !diagnosticsJob || !stepsJob || !plantedJob) throw new Error("bench/job-outputs.ts: a workload is missing");
+const hasLine = (text: string, line: string): boolean => text.split("\n").includes(line);
+
 // The fast count must agree with the library wherever the library is quick enough to ask.
 for (const text of [...declarations, ...fixedRows.map((row) => row.label), ...workloads.flatMap((w) => [true, false].map((c) => report(w, c, true)))]) {
   if (text.length <= 8_000 && tokens(text) !== encoder.encode(text).length) {
@@ -328,6 +263,18 @@ const targets: [string, number, number][] = [
   ["24 KiB repetitive JSON report, compact", bigCompact, 100],
   ["declarations added for services and stuck jobs", serviceAdded, 150],
   ["wait_jobs: declaration, snippet and guideline", waitAdded, 150],
+  ["exec_command, 2,000-line build (tokens)", buildJob.exec, 1_500],
+  ["exec_command, 10,000 diagnostics (tokens)", diagnosticsJob.exec, 2_500],
+  ["monitor, result_missing after 50 `step N: ok` (tokens)", stepsJob.monitor ?? Infinity, 150],
+  ["monitor, 10,000 diagnostics (tokens)", diagnosticsJob.monitor ?? Infinity, 2_000],
+  ["monitor, noisy success (tokens; no growth)", buildJob.monitor ?? Infinity, buildJob.monitorBefore ?? 0],
+  ["exec_command, planted error run: whole result (characters)", plantedJob.execChars, 8_000],
+];
+/** What must be in the text, verbatim, whatever its size. */
+const verbatim: [string, boolean][] = [
+  ["the build's JSON result line", hasLine(buildJob.text, '__RESULT__ {"ok":true,"modules":2000,"warnings":0}')],
+  ["the diagnostics' failure line and last diagnostic", hasLine(diagnosticsJob.text, "__FAILED__") && hasLine(diagnosticsJob.text, "note[10000]: src/pkg_9/module_4609.ts:1:1 unused import dep_0")],
+  ["`ERROR: disk quota exceeded` from the middle of 20,000 lines", hasLine(plantedJob.text, "ERROR: disk quota exceeded")],
 ];
 
 const markdown = [
@@ -390,6 +337,26 @@ const markdown = [
   "|---|---:|---:|---:|",
   ...shellRows.map((row) => `| ${row.name} | ${fmt(row.raw)} | ${fmt(row.rendered)} | ${(row.rendered / row.raw).toFixed(2)} |`),
   "",
+  "## Whole jobs: folded output",
+  "",
+  "What the model receives for a whole job, run for real (`bench/job-outputs.ts`): a monitor's direct report, and the",
+  "text of an `exec_command` that runs the command to its end. Before: the same script on the commit before folding",
+  `(${beforeFolding.commit}, \`bench/results/2026-12-05-tokens-before-folding.json\`). Shell reads fold repeated`,
+  "lines, cut on line boundaries and digest an over-long middle instead of dropping it; a monitor's tail folds only",
+  "where the fold decodes exactly to its lines.",
+  "",
+  "| Workload | Monitor before | Monitor after | exec_command before | exec_command after | exec_command chars before → after |",
+  "|---|---:|---:|---:|---:|---:|",
+  ...jobRows.map(
+    (row) =>
+      `| ${row.name} | ${row.monitorBefore === null ? "—" : fmt(row.monitorBefore)} | ${row.monitor === null ? "—" : fmt(row.monitor)} | ` +
+      `${fmt(row.execBefore)} | ${fmt(row.exec)} | ${fmt(row.execCharsBefore)} → ${fmt(row.execChars)} |`,
+  ),
+  "",
+  "Verbatim in the exec_command result:",
+  "",
+  ...verbatim.map(([label, present]) => `- ${label}: ${present ? "yes" : "**no**"}`),
+  "",
   "## Targets",
   "",
   "| Figure | Measured | Target | Met |",
@@ -400,4 +367,4 @@ const markdown = [
 
 process.stdout.write(markdown);
 writeFileSync(new URL("../docs/tokens.md", import.meta.url), markdown);
-if (targets.some(([, value, limit]) => value > limit)) process.exitCode = 1;
+if (targets.some(([, value, limit]) => value > limit) || verbatim.some(([, present]) => !present)) process.exitCode = 1;

@@ -87,8 +87,8 @@ export type ActorToHost = Static<typeof ActorToHost>;
 // ── Host → actor ────────────────────────────────────────────────────────────────────────────────────────────────
 
 /**
- * A read of output that stays in the actor: the decoded retained window, or a shell job's unread head and tail (at
- * most `maxBytes` of text; the read consumes it). Answered once with the reply of the same `id`, unless the job
+ * A read of output that stays in the actor: the decoded retained window, or a shell job's unread output (its head,
+ * tail and the digest of what lay between, folded unless `raw`; the read consumes it). Answered once with the reply of the same `id`, unless the job
  * ends first: then the exit message carries the final window and unread output instead.
  */
 export const Read = Type.Union([
@@ -99,7 +99,8 @@ export const Read = Type.Union([
       type: Type.Literal("read"),
       id: Type.Integer({ minimum: 0 }),
       what: Type.Literal("unread"),
-      maxBytes: Type.Integer({ minimum: 0 }),
+      /** The head and tail as printed, with an omission marker, instead of folded with the digest in the gap. */
+      raw: Type.Boolean(),
       /** The last read of a job that is ending: decode an unfinished character rather than hold it back. */
       final: Type.Boolean(),
     },

@@ -32,6 +32,13 @@ export const TakenOutput = Type.Object(
     omittedBytes: Type.Integer({ minimum: 0 }),
     /** Secrets the actor replaced in `text` (actors/redact/output.ts). */
     redactions: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Lines of output inside folds in `text` (shared/fold.ts); absent for a raw read. */
+    foldedLines: Type.Optional(Type.Integer({ minimum: 0 })),
+    /**
+     * The same read unfolded, when folding changed it: only a job's last read carries it, taken as the job ends,
+     * before anyone could say which they want.
+     */
+    raw: Type.Optional(Type.String()),
   },
   { additionalProperties: false },
 );

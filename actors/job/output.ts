@@ -16,10 +16,10 @@ import type { JobSpec } from "../../mailbox/spec.ts";
 import type { MonitorEngine } from "../monitor/engine.ts";
 import { countNewlines } from "../output/framing.ts";
 import { openLogWriter, type LogWriter } from "../output/log-writer.ts";
+import { modelReads, type ReadForm } from "../output/model-read.ts";
 import { createOutputText, type OutputText } from "../output/read-text.ts";
-import { ALL_UNREAD } from "../output/unread.ts";
 import { createOutputWindow, type OutputWindow } from "../output/window.ts";
-import { redactedReads, redactWindow, type RedactedTaken } from "../redact/output.ts";
+import { redactWindow } from "../redact/output.ts";
 import { createRedactor, type Redactor } from "../redact/redactor.ts";
 import { threadEnv } from "../thread/env.ts";
 import { JobWatch } from "../watch/watches.ts";
@@ -60,8 +60,8 @@ export class JobOutput {
   private readonly window: OutputWindow;
   /** A shell job's unread output as the model will read it; made in prepare(), since a terminal loads its emulator. */
   private unread: OutputText | null = null;
-  /** Reads of `unread` with secrets replaced (actors/redact/output.ts). */
-  private takeUnread: ((maxBytes: number, final: boolean) => RedactedTaken) | null = null;
+  /** Reads of `unread` as the model gets them: secrets replaced, folded (actors/output/model-read.ts). */
+  private takeUnread: ((final: boolean, form: ReadForm) => TakenOutput) | null = null;
   /** Replaces secrets in everything this actor sends of its output; null when redaction is off. */
   private redactor: Redactor | null = null;
   /** Opened once the spawn is claimed: a job cancelled before it started leaves no file behind. */
@@ -86,7 +86,7 @@ export class JobOutput {
     const redactor = (this.redactor = spec.redact ? redactorFor(spec.env) : null);
     if (spec.unread) {
       this.unread = await createOutputText(spec.io, spec.unread);
-      this.takeUnread = redactedReads(this.unread, redactor);
+      this.takeUnread = modelReads(this.unread, redactor);
     }
     if (spec.contract) {
       // Loaded only for monitors, so a shell job's thread starts without the matcher.
@@ -156,7 +156,7 @@ export class JobOutput {
       mailbox.send({ type: "ports", id: read.id, ports: this.watch && !this.owner.child()?.exit ? this.watch.listening() : [] });
       return;
     }
-    const taken = this.takeUnread ? this.takeUnread(read.maxBytes, read.final) : { text: "", bytes: 0, omittedBytes: 0 };
+    const taken = this.takeUnread ? this.takeUnread(read.final, read.raw ? "raw" : "folded") : { text: "", bytes: 0, omittedBytes: 0 };
     cell.setUnread(this.unread?.pendingBytes ?? 0);
     mailbox.send({ type: "unread", id: read.id, taken });
   }
@@ -168,7 +168,7 @@ export class JobOutput {
 
   /** What the exit message carries: the final window and the rest of the unread output, both with secrets replaced. */
   finalReads(): { window: RetainedWindow; unread: TakenOutput | null } {
-    return { window: this.readWindow(), unread: this.takeUnread ? this.takeUnread(ALL_UNREAD, true) : null };
+    return { window: this.readWindow(), unread: this.takeUnread ? this.takeUnread(true, "both") : null };
   }
 
   /**

@@ -2,14 +2,15 @@
  * What a shell job's reads return: the unread output since the previous read, as text a person watching the job
  * would see. A PTY's bytes go through a headless terminal emulator (progress bars collapse, cursor movement and line
  * clears apply, colours go); pipe output keeps the bounded head and tail of `UnreadOutput` with colour codes and OSC
- * strings removed and carriage returns applied. The log file receives the raw bytes either way.
+ * strings removed and carriage returns applied. Either way what falls between head and tail is digested, not
+ * dropped (actors/output/middle-digest.ts). The log file receives the raw bytes.
  *
  * It lives in the job's actor, which owns the bytes: only the bounded text of a read crosses to Pi's thread.
  */
 import type { JobIo } from "../../mailbox/spec.ts";
 import type { SourceName } from "../../mailbox/constants.ts";
 import { pipeText } from "./pipe-text.ts";
-import { UnreadOutput, type TakenOutput } from "./unread.ts";
+import { UnreadOutput, type TakenText } from "./unread.ts";
 
 
 export interface OutputText {
@@ -21,12 +22,11 @@ export interface OutputText {
   /** The terminal was resized (pipes ignore it). */
   resize(cols: number, rows: number): void;
   /**
-   * Everything new since the previous read, at most `maxBytes` of text for pipes (a terminal is bounded by the head
-   * and tail it was built with). `bytes` counts the raw bytes the read covers; `omittedBytes` what was left out
-   * (raw bytes for pipes, rendered bytes for a terminal). Unless `final`, a character whose last bytes have not
-   * arrived yet waits for the next read.
+   * Everything new since the previous read, within the head and tail it was built with. `bytes` counts the raw bytes
+   * the read covers; `omittedBytes` what was left out (raw bytes for pipes, rendered bytes for a terminal), and
+   * `middle` digests it. Unless `final`, a character whose last bytes have not arrived yet waits for the next read.
    */
-  take(maxBytes: number, final: boolean): TakenOutput;
+  take(final: boolean): TakenText;
 }
 
 export interface OutputBounds {
@@ -45,7 +45,7 @@ class PipeOutput implements OutputText {
   private readonly unread: UnreadOutput;
 
   constructor(bounds: OutputBounds) {
-    this.unread = new UnreadOutput(bounds.headBytes, bounds.tailBytes);
+    this.unread = new UnreadOutput(bounds.headBytes, bounds.tailBytes, pipeText);
   }
 
   get totalBytes(): number {
@@ -63,8 +63,8 @@ class PipeOutput implements OutputText {
 
   resize(): void {}
 
-  take(maxBytes: number, final: boolean): TakenOutput {
-    const taken = this.unread.take(maxBytes, final);
+  take(final: boolean): TakenText {
+    const taken = this.unread.take(final);
     return { ...taken, text: pipeText(taken.text) };
   }
 }
@@ -97,9 +97,9 @@ class TerminalOutput implements OutputText {
   }
 
   // The emulator keeps an unfinished character until its last bytes arrive, so there is nothing to hold back here.
-  take(): TakenOutput {
+  take(): TakenText {
     const bytes = this.terminal.unreadBytes;
     const read = this.terminal.take();
-    return { text: read.text, bytes, omittedBytes: read.omittedBytes };
+    return { text: read.text, bytes, omittedBytes: read.omittedBytes, middle: read.middle };
   }
 }

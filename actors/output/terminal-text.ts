@@ -15,6 +15,7 @@
  */
 import xterm from "@xterm/headless";
 import type { IBuffer, IMarker, Terminal as XTerminal } from "@xterm/headless";
+import { MiddleDigest } from "./middle-digest.ts";
 
 const { Terminal } = xterm;
 
@@ -40,6 +41,8 @@ export interface RenderedRead {
   text: string;
   /** UTF-8 bytes of rendered lines left out between head and tail. */
   omittedBytes: number;
+  /** The digest of the lines left out (a soft-wrapped line's rows count as lines there); null when none were. */
+  middle: string[] | null;
 }
 
 /** A line as it leaves the emulator; `wrapped` continues the previous line (the terminal soft-wrapped it). */
@@ -72,6 +75,7 @@ class BoundedLines {
   private tailFirst = 0;
   private tailUsed = 0;
   private omitted = 0;
+  private middle: MiddleDigest | null = null;
   private readonly headBytes: number;
   private readonly tailBytes: number;
 
@@ -94,6 +98,7 @@ class BoundedLines {
       const dropped = this.tailSizes[this.tailFirst]!;
       this.tailUsed -= dropped;
       this.omitted += dropped;
+      (this.middle ??= new MiddleDigest()).feedLine(this.tail[this.tailFirst]!.text, dropped);
       this.tailFirst += 1;
     }
     if (this.tailFirst > 256 && this.tailFirst * 2 > this.tail.length) {
@@ -126,7 +131,9 @@ class BoundedLines {
     this.tailFirst = 0;
     this.tailUsed = 0;
     this.omitted = 0;
-    return { text: parts.join("\n"), omittedBytes };
+    const middle = this.middle?.finish() ?? null;
+    this.middle = null;
+    return { text: parts.join("\n"), omittedBytes, middle };
   }
 }
 

@@ -1,44 +1,55 @@
 /**
  * A shell job's unread output, kept in its actor: the first `headBytes` and the last `tailBytes` since the previous
- * read, plus a count of what fell between. Feeding a chunk is constant work (a reference to its bytes, plus at most
- * one copy into the head); decoding happens only when a tool reads, and only the bounded result crosses to the host.
+ * read, and between them a digest of what fell out (actors/output/middle-digest.ts): the omitted bytes pass through
+ * it once, as they leave the tail. Feeding a chunk is constant work apart from that (a reference to its bytes, plus
+ * at most one copy into the head); decoding the head and tail happens only when a tool reads, and only the bounded
+ * result crosses to the host. A read that leaves bytes out cuts on line boundaries, so that neither side shows a
+ * piece of a line.
  *
- * `feed(source, bytes)` / `take(maxBytes, final)` is the whole interface, so a text transform per source (terminal
- * emulation for a PTY, escape stripping for pipes) can be put between the process and this buffer later.
+ * `feed(source, bytes)` / `take(final)` is the whole interface, so a text transform per source (terminal
+ * emulation for a PTY, escape stripping for pipes) can be put between the process and this buffer.
  */
 import type { SourceName } from "../../mailbox/constants.ts";
 import { incompleteSuffix, leadingContinuations } from "../../shared/utf8.ts";
+import { MiddleDigest } from "./middle-digest.ts";
 
-export interface TakenOutput {
+export interface TakenText {
   /** Decoded text (raw: control characters are escaped later, where the text meets the model). */
   text: string;
   /** Bytes this read covered, including the omitted ones. */
   bytes: number;
-  /** Bytes dropped between head and tail. */
+  /** Bytes left out between head and tail. */
   omittedBytes: number;
+  /** The digest of the omitted bytes, in place of the omission marker in `text`; null when nothing was left out. */
+  middle: string[] | null;
 }
 
 export function omissionMarker(omittedBytes: number): string {
   return `\n[… ${omittedBytes} bytes omitted; the full output is in log_path …]\n`;
 }
 
-/** `take`'s bound when the reader keeps whatever the buffer holds. */
-export const ALL_UNREAD = Number.POSITIVE_INFINITY;
+const NEWLINE = 0x0a;
 
 export class UnreadOutput {
   readonly headBytes: number;
   readonly tailBytes: number;
+  /** What the omitted bytes' text goes through before the digest sees it (pipe text for pipes). */
+  private readonly middleText: (text: string) => string;
   private head: Uint8Array | null = null;
   private headLength = 0;
+  /** Bytes of the head a read shows once bytes are omitted: up to its last newline. */
+  private headShown = 0;
   private tail: Uint8Array[] = [];
   private tailFirst = 0;
   private tailLength = 0;
+  private middle: MiddleDigest | null = null;
   private unread = 0;
   private total = 0;
 
-  constructor(headBytes: number, tailBytes: number) {
+  constructor(headBytes: number, tailBytes: number, middleText: (text: string) => string = (text) => text) {
     this.headBytes = headBytes;
     this.tailBytes = tailBytes;
+    this.middleText = middleText;
   }
 
   /** Bytes received since the job started. */
@@ -71,11 +82,13 @@ export class UnreadOutput {
     if (rest.length === 0) return;
     this.tail.push(rest);
     this.tailLength += rest.length;
-    // Drop whole chunks that lie entirely before the last `tailBytes`; each chunk enters and leaves once.
+    // Whole chunks that lie entirely before the last `tailBytes` leave for the digest; each chunk enters and leaves once.
     while (this.tailFirst < this.tail.length - 1 && this.tailLength - this.tail[this.tailFirst]!.length >= this.tailBytes) {
-      this.tailLength -= this.tail[this.tailFirst]!.length;
+      const old = this.tail[this.tailFirst]!;
+      this.tailLength -= old.length;
       this.tail[this.tailFirst] = EMPTY;
       this.tailFirst += 1;
+      this.omit(old);
     }
     if (this.tailFirst > 64 && this.tailFirst * 2 > this.tail.length) {
       this.tail = this.tail.slice(this.tailFirst);
@@ -83,38 +96,51 @@ export class UnreadOutput {
     }
   }
 
-  /**
-   * Takes everything unread: at most `maxBytes` of it as text (half head, half tail, within what the buffer keeps),
-   * the rest counted as omitted. Unless `final`, a character whose last bytes have not arrived yet is held back for
-   * the next read instead of being decoded as garbage.
-   */
-  take(maxBytes: number, final: boolean): TakenOutput {
-    const headKeep = Math.min(this.headBytes, Math.ceil(Math.max(0, maxBytes) / 2));
-    const tailKeep = Math.min(this.tailBytes, Math.max(0, maxBytes - headKeep));
-    const headPart = this.head === null ? EMPTY : this.head.slice(0, Math.min(this.headLength, headKeep));
-    const tailAll = concat(this.tail, this.tailFirst, this.tailLength);
-    const tailPart = tailAll.length > tailKeep ? tailAll.subarray(tailAll.length - tailKeep) : tailAll;
-    const bytes = this.unread;
-    const gap = bytes - headPart.length - tailPart.length;
-    this.reset();
-
-    let front: Uint8Array;
-    let back: Uint8Array;
-    let omittedBytes = 0;
-    if (gap === 0) {
-      front = concat([headPart, tailPart], 0, headPart.length + tailPart.length);
-      back = EMPTY;
-    } else {
-      // Cut both sides on character boundaries; the bytes of a split character count as omitted.
-      const headCut = incompleteSuffix(headPart);
-      const tailCut = leadingContinuations(tailPart);
-      omittedBytes = gap + headCut + tailCut;
-      front = headPart.subarray(0, headPart.length - headCut);
-      back = tailPart.subarray(tailCut);
+  /** Bytes between head and tail, in order. The first omission cuts the head at its last newline. */
+  private omit(bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
+    if (this.middle === null) {
+      this.middle = new MiddleDigest();
+      const head = this.head ?? EMPTY;
+      const newline = head.subarray(0, this.headLength).lastIndexOf(NEWLINE);
+      // A head without a newline is one long line: it is cut on a character boundary instead.
+      this.headShown = newline === -1 ? this.headLength - incompleteSuffix(head, this.headLength) : newline + 1;
+      this.middle.feedBytes(head.subarray(this.headShown, this.headLength), this.middleText);
     }
+    this.middle.feedBytes(bytes, this.middleText);
+  }
+
+  /**
+   * Takes everything unread: the head and the tail as text, what lay between as a digest and counted as omitted.
+   * Unless `final`, a character whose last bytes have not arrived yet is held back for the next read instead of
+   * being decoded as garbage.
+   */
+  take(final: boolean): TakenText {
+    let tailAll = concat(this.tail, this.tailFirst, this.tailLength);
+    if (tailAll.length > this.tailBytes) {
+      this.omit(tailAll.subarray(0, tailAll.length - this.tailBytes));
+      tailAll = tailAll.subarray(tailAll.length - this.tailBytes);
+    }
+    const bytes = this.unread;
+    const middle = this.middle;
+    let front: Uint8Array<ArrayBufferLike> = this.head === null ? EMPTY : this.head.slice(0, middle === null ? this.headLength : this.headShown);
+    let back: Uint8Array<ArrayBufferLike> = EMPTY;
+    let digest: string[] | null = null;
+    if (middle === null) {
+      front = concat([front, tailAll], 0, front.length + tailAll.length);
+    } else {
+      // The tail starts after the end of the last omitted line; a tail without a newline starts at a character.
+      const newline = tailAll.indexOf(NEWLINE);
+      const start = newline === -1 ? leadingContinuations(tailAll) : newline + 1;
+      this.omit(tailAll.subarray(0, start));
+      digest = middle.finish();
+      back = tailAll.subarray(start);
+    }
+    const omittedBytes = bytes - front.length - back.length;
+    this.reset();
     let held = 0;
     if (!final) {
-      const last = back.length > 0 || gap !== 0 ? back : front;
+      const last = middle !== null ? back : front;
       held = incompleteSuffix(last);
       if (held > 0) {
         const carry = last.slice(last.length - held);
@@ -123,17 +149,24 @@ export class UnreadOutput {
         this.append(carry);
       }
     }
-    const text = gap === 0 ? decode(front) : decode(front) + omissionMarker(omittedBytes) + decode(back);
-    return { text, bytes: bytes - held, omittedBytes };
+    const text = middle === null ? decode(front) : joinAround(decode(front), omissionMarker(omittedBytes), decode(back));
+    return { text, bytes: bytes - held, omittedBytes, middle: digest };
   }
 
   private reset(): void {
     this.headLength = 0;
+    this.headShown = 0;
     this.tail = [];
     this.tailFirst = 0;
     this.tailLength = 0;
+    this.middle = null;
     this.unread = 0;
   }
+}
+
+/** Head, marker and tail, the marker on a line of its own (the head usually ends with a newline already). */
+function joinAround(head: string, marker: string, tail: string): string {
+  return (head.endsWith("\n") ? head + marker.slice(1) : head + marker) + tail;
 }
 
 const EMPTY = new Uint8Array(0);

@@ -8,15 +8,10 @@
  * the end of a read that is not the last. The redactor then also catches a partial secret there (actors/redact/redactor.ts).
  */
 import type { RetainedWindow } from "../../mailbox/output.ts";
-import type { OutputText } from "../output/read-text.ts";
 import type { Redactor } from "./redactor.ts";
-import type { TakenOutput } from "../output/unread.ts";
-
-/** A read's text with the count of secrets replaced in it (0 when none). */
-export type RedactedTaken = TakenOutput & { redactions: number };
 
 /** The markers a read puts where it left bytes out (actors/output/unread.ts, actors/output/terminal-text.ts). */
-const OMISSION = /\[… \d+ bytes (?:of rendered lines )?omitted; the (?:full|raw) output is in log_path …\]/g;
+export const OMISSION = /\[… \d+ bytes (?:of rendered lines )?omitted; the (?:full|raw) output is in log_path …\]/g;
 
 /** `text` redacted piece by piece between omission markers, each piece cut where a marker or a read edge cuts it. */
 export function redactReadText(redactor: Redactor, text: string, edges: { start: boolean; end: boolean }): { text: string; count: number } {
@@ -44,17 +39,4 @@ export function redactWindow(redactor: Redactor, window: RetainedWindow): Retain
   const result = redactor.redactLines(window.lines.map((line) => line.text));
   if (result.count === 0) return window;
   return { ...window, lines: window.lines.map((line, i) => ({ ...line, text: result.lines[i] as string })) };
-}
-
-/** Reads of `output` with secrets replaced; the bytes fed (and the log) are untouched. */
-export function redactedReads(output: OutputText, redactor: Redactor | null): (maxBytes: number, final: boolean) => RedactedTaken {
-  let reads = 0;
-  return (maxBytes, final) => {
-    const taken = output.take(maxBytes, final);
-    const first = reads === 0;
-    reads += 1;
-    if (redactor === null || taken.text === "") return { ...taken, redactions: 0 };
-    const result = redactReadText(redactor, taken.text, { start: !first, end: !final });
-    return { ...taken, text: result.text, redactions: result.count };
-  };
 }

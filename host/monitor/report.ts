@@ -8,7 +8,7 @@
  *                                                                      integrity warnings, before the data they qualify
  *   result=   capture.NAME=   capture_alias.OTHER=FIRST                the payload (or payload_encoding/payload_rle)
  *   expected=   exit_code=   signal=   reason=   timeout_ms=           why it did not pass
- *   output=[…]                                                         bounded diagnostic tail
+ *   output=[…]                                                         bounded diagnostic tail, folded exactly
  *   next=                                                              the one next move, for runs that did not pass
  *
  * Choices the spec leaves to reading:
@@ -25,8 +25,12 @@
  * - `matched=` is evidence only when nothing more specific is shown: a result or captures already say what matched.
  * - The output tail is oldest first, as the actor records it. Case 2's stderr line comes first because Python flushes
  *   its piped stdout only at exit, after the unbuffered stderr line.
+ * - The tail is folded (shared/fold.ts) only where a fold decodes to exactly the lines it replaces: the tail is the
+ *   model's only copy of them. Evidence, the matched line and the last lines stay verbatim; the structured result
+ *   keeps every line as recorded.
  */
 import type { DiagnosticLine, MonitorOutcome } from "../../mailbox/monitor.ts";
+import { foldLines } from "../../shared/fold.ts";
 import type { LimitTrip } from "../../mailbox/result.ts";
 import { elapsed } from "../../ui/format.ts";
 import { escapeJson, escapeText } from "../safety/escape.ts";
@@ -73,6 +77,16 @@ export const formatElapsed: (elapsedMs: number) => string = elapsed;
  */
 export function isValidSuccess(outcome: MonitorOutcome): boolean {
   return outcome.status === "success" && outcome.resultParseError === null && !outcome.capturesTruncated;
+}
+
+/** The newest lines of a tail stay verbatim: what a command printed last is where a reader looks for the cause. */
+const TAIL_KEEP_LAST = 5;
+
+/** The tail's labelled lines, folded exactly; the matched line is evidence and stays verbatim. */
+function foldedTail(outcome: MonitorOutcome): string[] {
+  const { matched } = outcome;
+  const keep = matched === null ? undefined : (line: string) => line.endsWith(`] ${matched}`);
+  return foldLines(outcome.output.map(labelOutputLine), { mode: "exact", keepLast: TAIL_KEEP_LAST, ...(keep ? { keep } : {}) }).lines;
 }
 
 /** `[stderr] text`, with repeats and display clipping stated in the label so the text itself stays verbatim. */
@@ -226,7 +240,7 @@ export function buildReport(input: ReportInput): string {
   if (input.limit) lines.push(limitLine(input.limit));
   if (outcome.status === "timeout") lines.push(`timeout_ms=${input.timeoutMs}`);
   if (outcome.status !== "success" && outcome.output.length > 0) {
-    lines.push(`output=${escapeJson(outcome.output.map(labelOutputLine))}`);
+    lines.push(`output=${escapeJson(foldedTail(outcome))}`);
   }
   const next = nextStep(outcome);
   if (next !== null) lines.push(`next=${next}`);

@@ -19,19 +19,19 @@ import type { Heartbeat } from "./heartbeat.ts";
 /** How long a control call still waiting when the job ends may take to get its answer (see close). */
 const CONTROL_ANSWER_GRACE_MS = 2_000;
 
-export type ReadRequest = { what: "window" } | { what: "ports" } | { what: "unread"; maxBytes: number; final: boolean };
+export type ReadRequest = { what: "window" } | { what: "ports" } | { what: "unread"; raw: boolean; final: boolean };
 type ReadReply = Extract<ActorToHost, { type: "window" | "ports" | "unread" }>;
 
 type PendingRead =
   | { what: "window"; resolve(window: RetainedWindow): void }
   | { what: "ports"; resolve(ports: number[] | null): void }
-  | { what: "unread"; resolve(taken: TakenOutput): void };
+  | { what: "unread"; raw: boolean; resolve(taken: TakenOutput): void };
 
 /** What the job's end leaves for the reads the actor did not answer: its exit message's final output. */
 export interface FinalOutput {
   window: RetainedWindow;
-  /** Takes the final unread output (once; later takes get nothing). */
-  takeUnread(): TakenOutput;
+  /** Takes the final unread output, raw or folded (once; later takes get nothing). */
+  takeUnread(raw: boolean): TakenOutput;
 }
 
 export class ActorLink {
@@ -67,7 +67,9 @@ export class ActorLink {
   read<T extends RetainedWindow | TakenOutput | number[] | null>(request: ReadRequest): Promise<T> {
     const id = this.nextReadId++;
     const reply = new Promise<T>((resolve) => {
-      this.reads.set(id, { what: request.what, resolve } as PendingRead);
+      // An unread read remembers its form: if the job ends first, its answer comes from the exit record.
+      const pending = request.what === "unread" ? { what: "unread", raw: request.raw, resolve } : { what: request.what, resolve };
+      this.reads.set(id, pending as PendingRead);
     });
     this.mailbox.send({ type: "read", id, ...request });
     return this.answered(reply).finally(() => this.reads.delete(id));
@@ -133,7 +135,7 @@ export class ActorLink {
     for (const pending of this.reads.values()) {
       if (pending.what === "window") pending.resolve(final.window);
       else if (pending.what === "ports") pending.resolve([]);
-      else pending.resolve(final.takeUnread());
+      else pending.resolve(final.takeUnread(pending.raw));
     }
   }
 

@@ -131,7 +131,8 @@ export interface JobHandle {
    * A shell job's unread output since the previous take, at most `maxBytes` of text (head and tail); consumes it.
    * Unless `final`, a character cut at the end is held for the next take.
    */
-  takeUnread(maxBytes: number, final: boolean): Promise<TakenOutput>;
+  /** The output since the previous read: folded with the digest of what it left out, or `raw` head and tail. */
+  takeUnread(final: boolean, raw: boolean): Promise<TakenOutput>;
   /** When a take of the unread output last answered (monotonic ms), or null: the watchdog wakes only about unread jobs. */
   lastReadAt(): number | null;
   /**

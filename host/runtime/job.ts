@@ -202,9 +202,9 @@ export class Job implements JobHandle {
     return window;
   }
 
-  async takeUnread(maxBytes: number, final: boolean): Promise<TakenOutput> {
-    if (this.final) return this.takeFinalUnread();
-    const taken = await this.link.read<TakenOutput>({ what: "unread", maxBytes, final });
+  async takeUnread(final: boolean, raw: boolean): Promise<TakenOutput> {
+    if (this.final) return this.takeFinalUnread(raw);
+    const taken = await this.link.read<TakenOutput>({ what: "unread", raw, final });
     this.lastTake = performance.now();
     return taken;
   }
@@ -275,10 +275,10 @@ export class Job implements JobHandle {
     return new Promise((resolve) => this.spawnWaiters.push(resolve));
   }
 
-  private takeFinalUnread(): TakenOutput {
+  private takeFinalUnread(raw: boolean): TakenOutput {
     const taken = this.finalUnread ?? NOTHING_TAKEN;
     this.finalUnread = null;
-    return taken;
+    return inForm(taken, raw);
   }
 
   /** The actor thread's figures, once it has started and where they can be read. */
@@ -322,7 +322,7 @@ export class Job implements JobHandle {
     this.finalUnread = unread ?? null;
     this.supervisor.ended();
     for (const wake of this.spawnWaiters.splice(0)) wake();
-    this.link.answerFromExit({ window: this.window, takeUnread: () => this.takeFinalUnread() });
+    this.link.answerFromExit({ window: this.window, takeUnread: (raw) => this.takeFinalUnread(raw) });
     for (const wake of this.readyWaiters.splice(0)) wake(null);
     this.link.close();
     this.noticeListeners.clear();
@@ -333,4 +333,11 @@ export class Job implements JobHandle {
     for (const listener of [...this.endListeners]) listener(ended);
     this.endListeners.clear();
   }
+}
+
+/** A job's last read, taken folded with its raw text beside it, in the form a caller asked for. */
+function inForm(taken: TakenOutput, raw: boolean): TakenOutput {
+  const { raw: rawText, foldedLines, ...read } = taken;
+  if (raw) return rawText === undefined ? read : { ...read, text: rawText };
+  return foldedLines === undefined ? read : { ...read, foldedLines };
 }

@@ -23,9 +23,13 @@ export const UsageFieldsSchema = Type.Object({
   peak_rss_bytes: Type.Integer(),
 });
 
-/** The figures of a sampled tree; null before the first sample (or without /proc), when a result leaves them out. */
+/**
+ * The figures of a sampled tree; null before the first sample (or without /proc), when a result leaves them out. A
+ * tree never seen resident (sampled only while its process was being forked, or already a zombie) has no figures
+ * yet either: zeros would be a reading, and a false one.
+ */
 export function usageFields(usage: TreeUsage | null): UsageFields | null {
-  if (usage === null) return null;
+  if (usage === null || usage.peakRssBytes === 0) return null;
   return {
     rss_bytes: usage.rssBytes,
     cpu_percent: usage.cpuPercent === null ? null : Math.round(usage.cpuPercent * 10) / 10,

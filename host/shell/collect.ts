@@ -4,17 +4,16 @@
  * (host/wait/) collects through here and nowhere else, with the same read, rendering and redaction as write_stdin.
  */
 import type { TakenOutput } from "../../mailbox/output.ts";
-import { OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES } from "./limits.ts";
 import { processAnswer } from "./process-answer.ts";
 import type { ProcessResult } from "./result.ts";
 import { outerCallOf, touchScript } from "./scripts.ts";
 import { readSession, type ShellSession } from "./session.ts";
 import type { ShellState } from "./state.ts";
 
-/** One read: the bounded head and tail since the previous one, asked of the job's actor (or its final record). */
-export async function takeOutput(session: ShellSession, final: boolean, notes: string[]): Promise<TakenOutput> {
+/** One read: the output since the previous one, asked of the job's actor (or its final record); folded unless `raw`. */
+export async function takeOutput(session: ShellSession, final: boolean, raw: boolean, notes: string[]): Promise<TakenOutput> {
   try {
-    return await session.handle.takeUnread(OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES, final);
+    return await session.handle.takeUnread(final, raw);
   } catch (error) {
     notes.push(`output could not be read now (${(error as Error).message}); it stays unread`);
     return { text: "", bytes: 0, omittedBytes: 0 };
@@ -30,7 +29,7 @@ export async function takeOutput(session: ShellSession, final: boolean, notes: s
 export async function collectEnded(state: ShellState, session: ShellSession, toolCallId: string): Promise<ProcessResult> {
   touchScript(state.scripts, toolCallId, session.id);
   const notes: string[] = [];
-  const taken = await takeOutput(session, true, notes);
+  const taken = await takeOutput(session, true, false, notes);
   const reading = readSession(session, Date.now());
   const answer = processAnswer({ operation: "write_stdin", session, reading, taken, mode: "immediate", outcome: "exit", notes });
   session.replay = { ...answer, notes: [...answer.notes] };

@@ -8,6 +8,10 @@ import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, PTY_COLS, PTY_ROWS } from
 
 const closed = { additionalProperties: false } as const;
 
+const Raw = Type.Optional(
+  Type.Boolean({ description: "Output as printed, head and tail only. Default folds repeated lines and digests an over-long middle; the log keeps every byte." }),
+);
+
 const SessionId = Type.Integer({ minimum: 1, description: "The session_id a previous exec_command returned." });
 const OnExit = Type.Union([Type.Literal("none"), Type.Literal("wake")], {
   description:
@@ -55,6 +59,7 @@ export const ExecCommandParams = Type.Object(
     stall_seconds: Type.Optional(Type.Number({ description: "Silent+idle this long: stalled" })),
     on_stall: Type.Optional(Type.Union([Type.Literal("none"), Type.Literal("wake")])),
     limits: Type.Optional(Limits),
+    raw: Raw,
   },
   closed,
 );
@@ -79,6 +84,7 @@ export const WriteStdinParams = Type.Object(
     ),
     cols: Type.Optional(Type.Integer({ description: `PTY resize: columns ${PTY_COLS.min}–${PTY_COLS.max}; requires rows.` })),
     rows: Type.Optional(Type.Integer({ description: `PTY resize: rows ${PTY_ROWS.min}–${PTY_ROWS.max}; requires cols.` })),
+    raw: Raw,
   },
   closed,
 );
@@ -100,8 +106,8 @@ export const KillSessionParams = Type.Object(
 );
 
 export const FIELDS = {
-  exec_command: ["cmd", "workdir", "tty", "yield_time_ms", "timeout_seconds", "on_exit", "shell", "ready", "stall_seconds", "on_stall", "limits"],
-  write_stdin: ["session_id", "chars", "chars_b64", "end_stdin", "yield_time_ms", "yield_until", "cols", "rows"],
+  exec_command: ["cmd", "workdir", "tty", "yield_time_ms", "timeout_seconds", "on_exit", "shell", "ready", "stall_seconds", "on_stall", "limits", "raw"],
+  write_stdin: ["session_id", "chars", "chars_b64", "end_stdin", "yield_time_ms", "yield_until", "cols", "rows", "raw"],
   list_sessions: [],
   set_on_exit: ["session_id", "on_exit"],
   kill_session: ["session_id", "signal"],

@@ -39,6 +39,7 @@ export function processAnswer(input: ProcessAnswerInput): ProcessResult {
     output: output.text,
     output_bytes: output.bytes,
     output_omitted_bytes: output.omittedBytes,
+    output_folded_lines: output.foldedLines ?? 0,
     output_rendered: session.tty ? "terminal" : "text",
     ...(output.redactions ? { redactions: output.redactions } : {}),
     output_replayed: false,
@@ -111,5 +112,6 @@ export function joinTakes(first: TakenOutput, rest: TakenOutput): TakenOutput {
     bytes: first.bytes + rest.bytes,
     omittedBytes: first.omittedBytes + rest.omittedBytes,
     redactions: (first.redactions ?? 0) + (rest.redactions ?? 0),
+    foldedLines: (first.foldedLines ?? 0) + (rest.foldedLines ?? 0),
   };
 }

@@ -67,6 +67,7 @@ export const ProcessResultSchema = Type.Object({
   output: Type.String(),
   output_bytes: Type.Integer(),
   output_omitted_bytes: Type.Integer(),
+  output_folded_lines: Type.Integer(),
   output_rendered: Type.Union([Type.Literal("terminal"), Type.Literal("text")]),
   redactions: Type.Optional(Type.Integer()),
   output_replayed: Type.Boolean(),

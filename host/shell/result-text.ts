@@ -77,10 +77,11 @@ export function processResultText(r: ProcessResult): string {
     `elapsed_ms: ${Math.round(r.elapsed_ms)} · on_exit: ${r.on_exit} · output_bytes_total: ${r.output_bytes_total}`,
   ];
   for (const note of r.notes) lines.push(`note: ${note}`);
-  const omitted = r.output_omitted_bytes > 0 ? `, ${r.output_omitted_bytes} omitted` : "";
+  const omitted = r.output_omitted_bytes > 0 ? `, omitted_bytes: ${r.output_omitted_bytes}` : "";
+  const folded = r.output_folded_lines > 0 ? `, folded_lines: ${r.output_folded_lines}` : "";
   const replay = r.output_replayed ? " (output_replayed: saved final read from a codemode script)" : "";
   const redacted = r.redactions ? `, redactions: ${r.redactions}` : "";
-  lines.push(`output (${r.output_bytes} bytes${omitted}, output_rendered: ${r.output_rendered}${redacted})${replay}:`);
+  lines.push(`output (${r.output_bytes} bytes${omitted}${folded}, output_rendered: ${r.output_rendered}${redacted})${replay}:`);
   return `${lines.join("\n")}\n${escapeControls(r.output)}`;
 }
 

@@ -35,8 +35,10 @@ export interface ProcessResult {
   failure?: Failure | null;
   output: string;
   output_bytes: number;
-  /** Bytes left out between head and tail: raw bytes for "text", rendered bytes for "terminal". */
+  /** Bytes left out between head and tail (their digest stands in their place): raw bytes for "text", rendered bytes for "terminal". */
   output_omitted_bytes: number;
+  /** Lines of output inside folds (`⟪×N⟫` lines, see the README); 0 for a raw read. */
+  output_folded_lines: number;
   /** How `output` was made from the raw bytes (which stay unchanged in the log): a terminal emulator's rendered lines
    * for a PTY, or pipe text with colours and OSC strings removed and carriage returns applied. */
   output_rendered: OutputRendering;

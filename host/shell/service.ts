@@ -126,10 +126,10 @@ export class ShellService {
     if (request.ready !== null) {
       const ready = await waitFor(session.handle, { until: readinessOf(session), signal: call.signal, steering: this.steering() });
       const outcome: WaitOutcome = ready.kind !== "reached" ? ready.kind : ready.value.status === "ready" ? "ready" : "deadline";
-      return await this.answer("exec_command", session, plan, outcome, call, [], ready);
+      return await this.answer("exec_command", session, plan, outcome, call, [], request.raw, ready);
     }
     const outcome = await this.waitOn(session, plan, call.signal);
-    return await this.answer("exec_command", session, plan, outcome, call, []);
+    return await this.answer("exec_command", session, plan, outcome, call, [], request.raw);
   }
 
   /**
@@ -190,7 +190,7 @@ export class ShellService {
       }),
     );
     const outcome = await this.waitOn(session, plan, call.signal);
-    return await this.answer("write_stdin", session, plan, outcome, call, notes);
+    return await this.answer("write_stdin", session, plan, outcome, call, notes, request.raw);
   }
 
   // ── waiting and answering ─────────────────────────────────────────────────────────────────────────────────────
@@ -222,6 +222,7 @@ export class ShellService {
     outcome: WaitOutcome,
     call: CallContext,
     notes: string[],
+    raw: boolean,
     ready?: WaitEnd<ReadyReport>,
   ): Promise<ProcessResult> {
     // A cancelled wait leaves the output unread: the cancelled result may never reach the model.
@@ -229,9 +230,9 @@ export class ShellService {
     if (outcome !== "cancelled") {
       // The job may end while the read is in flight; the take then comes from its final record, whole.
       const endedBefore = session.handle.phase() === "ended";
-      taken = await takeOutput(session, endedBefore, notes);
+      taken = await takeOutput(session, endedBefore, raw, notes);
       // It ended after the actor answered: what it wrote after that read is in the final record; take it too.
-      if (!endedBefore && session.handle.phase() === "ended") taken = joinTakes(taken, await takeOutput(session, true, notes));
+      if (!endedBefore && session.handle.phase() === "ended") taken = joinTakes(taken, await takeOutput(session, true, raw, notes));
     }
     const reading = readSession(session, Date.now());
     const answer = processAnswer({ operation, session, reading, taken, mode: plan.mode, outcome, notes, ...(ready !== undefined ? { ready } : {}) });

@@ -30,6 +30,8 @@ export interface ExecRequest {
   onStall: OnExit;
   /** Stop the job past any of these; null: no limit. */
   limits: ResourceLimits | null;
+  /** Output as printed instead of folded. */
+  raw: boolean;
 }
 
 export interface WriteRequest {
@@ -42,6 +44,8 @@ export interface WriteRequest {
   yieldUntil: string | undefined;
   /** Which wait rules apply: input-bearing or an empty poll. */
   waitKind: Exclude<WaitKind, "exec">;
+  /** Output as printed instead of folded. */
+  raw: boolean;
 }
 
 export interface SetOnExitRequest {
@@ -174,6 +178,8 @@ export function validateExec(raw: unknown): Checked<ExecRequest> {
   }
   const limits = limitsOf(tool, a.limits);
   if (!limits.ok) return limits;
+  const rawOutput = optionalBoolean(tool, "raw", a.raw);
+  if (!rawOutput.ok) return rawOutput;
   return {
     ok: true,
     value: {
@@ -188,6 +194,7 @@ export function validateExec(raw: unknown): Checked<ExecRequest> {
       stallMs: stallMs.value,
       onStall: (a.on_stall as OnExit | undefined) ?? "none",
       limits: limits.value,
+      raw: rawOutput.value ?? false,
     },
   };
 }
@@ -212,6 +219,8 @@ export function validateWriteStdin(raw: unknown): Checked<WriteRequest> {
   if (!yieldTimeMs.ok) return yieldTimeMs;
   const yieldUntil = optionalString(tool, "yield_until", a.yield_until, true);
   if (!yieldUntil.ok) return yieldUntil;
+  const rawOutput = optionalBoolean(tool, "raw", a.raw);
+  if (!rawOutput.ok) return rawOutput;
 
   let input: Uint8Array | null = null;
   if (chars.value !== undefined && chars.value.length > 0) {
@@ -258,6 +267,7 @@ export function validateWriteStdin(raw: unknown): Checked<WriteRequest> {
       yieldTimeMs: yieldTimeMs.value,
       yieldUntil: yieldUntil.value,
       waitKind: bearsInput ? "input" : "empty",
+      raw: rawOutput.value ?? false,
     },
   };
 }

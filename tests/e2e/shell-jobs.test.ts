@@ -319,7 +319,8 @@ describe("shell jobs in real Pi", () => {
     expect(details).toMatchObject({ running: false, status: "failed" });
     expect(details.supervision).toMatchObject({ state: "log_quota", stop_reason: "log_quota", log_truncated: true, log_bytes: 16 * 1024 * 1024 });
     expect(readFileSync(details.log_path).length).toBe(16 * 1024 * 1024);
-    expect(details.output).toMatch(/bytes omitted/);
+    expect(details.output_omitted_bytes).toBeGreaterThan(16_000_000);
+    expect(details.output).toMatch(/⟪omitted \d+ lines \(\d+ bytes\)/);
   });
 
   test("the 65th job is refused with a clear error while 64 run", async () => {

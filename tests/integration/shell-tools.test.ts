@@ -121,13 +121,19 @@ describe("exec_command", () => {
   });
 
   it("bounds model-facing output to head and tail and keeps everything in the log", async () => {
-    const r = await service.exec({ cmd: "seq 1 200000" }, call());
-    expect(r.output_bytes).toBe(1_288_895);
-    expect(r.output_omitted_bytes).toBeGreaterThan(1_200_000);
-    expect(r.output.startsWith("1\n2\n3\n")).toBe(true);
-    expect(r.output.trimEnd().endsWith("199999\n200000")).toBe(true);
-    expect(r.output).toMatch(/\[… \d+ bytes omitted/);
-    expect(readFileSync(r.log_path!, "utf8").length).toBe(1_288_895);
+    const raw = await service.exec({ cmd: "seq 1 200000", raw: true }, call());
+    expect(raw.output_bytes).toBe(1_288_895);
+    expect(raw.output_omitted_bytes).toBeGreaterThan(1_200_000);
+    expect(raw.output.startsWith("1\n2\n3\n")).toBe(true);
+    expect(raw.output.trimEnd().endsWith("199999\n200000")).toBe(true);
+    expect(raw.output).toMatch(/\[… \d+ bytes omitted/);
+    expect(readFileSync(raw.log_path!, "utf8").length).toBe(1_288_895);
+    // Folded (the default), the same output is a few exact folds: every number is still said.
+    const folded = await service.exec({ cmd: "seq 1 200000" }, call());
+    expect(folded.output_omitted_bytes).toBe(raw.output_omitted_bytes);
+    expect(folded.output).toMatch(/^1\n⟪×\d+⟫ \{2\.\.\d+\}\n⟪omitted \d+ lines/);
+    expect(folded.output).toMatch(/^⟪×\d+⟫ \{\d+\.\.\d+\}\n⟪end of omitted⟫$/m);
+    expect(folded.output.trimEnd().endsWith("199999\n200000")).toBe(true);
   });
 
   it("refuses a new job when the registry is full of running jobs", async () => {

@@ -59,7 +59,7 @@ function commandLineOf(pid: number): string {
 }
 
 async function output(job: JobHandle): Promise<string> {
-  return (await job.takeUnread(1 << 20, true)).text;
+  return (await job.takeUnread(true, true)).text;
 }
 
 const withOutput = { unread: { headBytes: 1 << 16, tailBytes: 1 << 16 } };

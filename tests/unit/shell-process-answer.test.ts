@@ -29,6 +29,7 @@ describe("the answer of a live job", () => {
       output: "ok\n",
       output_bytes: 3,
       output_omitted_bytes: 0,
+      output_folded_lines: 0,
       output_rendered: "text",
       output_replayed: false,
       output_bytes_total: 12,
@@ -121,11 +122,12 @@ describe("the ready field", () => {
 
 describe("two takes of one call", () => {
   it("join into one", () => {
-    expect(joinTakes({ text: "a", bytes: 1, omittedBytes: 0, redactions: 1 }, { text: "b", bytes: 5, omittedBytes: 4 })).toEqual({
+    expect(joinTakes({ text: "a", bytes: 1, omittedBytes: 0, redactions: 1, foldedLines: 2 }, { text: "b", bytes: 5, omittedBytes: 4 })).toEqual({
       text: "ab",
       bytes: 6,
       omittedBytes: 4,
       redactions: 1,
+      foldedLines: 2,
     });
   });
 });

@@ -31,6 +31,7 @@ describe("process result", () => {
     output: "hello\u001b[31m red\r\n",
     output_bytes: 15,
     output_omitted_bytes: 0,
+    output_folded_lines: 0,
     output_rendered: "text",
     output_replayed: false,
     output_bytes_total: 15,

@@ -15,6 +15,7 @@ const exec = (over: Partial<ExecRequest> = {}): ExecRequest => ({
   stallMs: null,
   onStall: "none",
   limits: null,
+  raw: false,
   ...over,
 });
 const limits = { killGraceMs: 2000, logMaxBytes: 1024 };

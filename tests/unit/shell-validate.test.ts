@@ -10,7 +10,7 @@ describe("exec_command parameters", () => {
   it("applies the defaults", () => {
     expect(validateExec({ cmd: "true" })).toEqual({
       ok: true,
-      value: { cmd: "true", workdir: null, tty: false, yieldTimeMs: undefined, timeoutMs: 1_800_000, onExit: "none", shell: null, ready: null, stallMs: null, onStall: "none", limits: null },
+      value: { cmd: "true", workdir: null, tty: false, yieldTimeMs: undefined, timeoutMs: 1_800_000, onExit: "none", shell: null, ready: null, stallMs: null, onStall: "none", limits: null, raw: false },
     });
   });
   it("requires cmd", () => {
@@ -30,6 +30,13 @@ describe("exec_command parameters", () => {
   });
   it("rejects unknown fields by name", () => {
     expect(error(validateExec({ cmd: "x", timeout: 5 }))).toMatch(/unknown field timeout\b/);
+  });
+  it("takes raw as a boolean on both reading tools, naming the field otherwise", () => {
+    expect(validateExec({ cmd: "x", raw: true })).toMatchObject({ ok: true, value: { raw: true } });
+    expect(validateWriteStdin({ session_id: 1, raw: true })).toMatchObject({ ok: true, value: { raw: true } });
+    expect(validateWriteStdin({ session_id: 1 })).toMatchObject({ ok: true, value: { raw: false } });
+    expect(error(validateExec({ cmd: "x", raw: "yes" }))).toContain("raw");
+    expect(error(validateWriteStdin({ session_id: 1, raw: 1 }))).toContain("raw");
   });
   it("rejects EOF and resize outside write_stdin, naming where they belong", () => {
     const e = error(validateExec({ cmd: "x", end_stdin: true, cols: 80, rows: 24 }));

@@ -1,0 +1,156 @@
+/**
+ * The shape of an output line for the digest (actors/output/middle-digest.ts): its text with every digit run as one
+ * mark, hashed into a number, and the values of its first digit runs; then, over the many lines of one shape, what
+ * each of those numbers did (constant, counting evenly, or only a range), written as a fold template. Pure.
+ *
+ * Reading a shape is the digest's hot path, once per omitted line: it allocates nothing (the last shape read is one
+ * reused record) and reads each character once.
+ */
+import { FOLD_MARK, verbatimLine } from "../../shared/fold.ts";
+
+/** Digit runs per shape whose numbers are tracked; later ones are written `{~}`. */
+export const MAX_SLOTS = 12;
+
+/** The last shape read. */
+export const shape = {
+  /** Two 26-bit hashes of the text without its digits, and the count of digit runs: two different shapes among a
+   *  digest's few dozen share a key with negligible odds. */
+  key: 0,
+  /** Digit runs in the line (also those past MAX_SLOTS). */
+  slots: 0,
+  values: new Float64Array(MAX_SLOTS),
+  digits: new Uint8Array(MAX_SLOTS),
+  padded: new Uint8Array(MAX_SLOTS),
+};
+
+/** Reads the shape of the line that starts at `start` into `shape`; returns where it ends (its newline). */
+export function readShape(text: string, start: number): number {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  let slots = 0;
+  // The digit run being read: its value, its digit count, and whether it began with a zero.
+  let value = 0;
+  let digits = 0;
+  let zero = 0;
+  let i = start;
+  // Callers end every line with a newline; past the text's end charCodeAt gives NaN, which also stops the loop.
+  for (let c = text.charCodeAt(i); c !== 10 && c === c; c = text.charCodeAt((i += 1))) {
+    if (c >= 48 && c <= 57) {
+      if (digits === 0) zero = c === 48 ? 1 : 0;
+      value = value * 10 + (c - 48);
+      digits += 1;
+      continue;
+    }
+    if (digits > 0) {
+      endRun(slots, value, digits, zero);
+      slots += 1;
+      // A digit run counts in the key as one mark, whatever its digits.
+      h1 = Math.imul(h1 ^ 0x30, 0x01000193);
+      h2 = Math.imul(h2 ^ 0x30, 0x5bd1e995);
+      value = 0;
+      digits = 0;
+    }
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+  }
+  if (digits > 0) {
+    endRun(slots, value, digits, zero);
+    slots += 1;
+    h1 = Math.imul(h1 ^ 0x30, 0x01000193);
+    h2 = Math.imul(h2 ^ 0x30, 0x5bd1e995);
+  }
+  shape.slots = slots;
+  shape.key = (h1 >>> 6) * 0x4000000 + (h2 >>> 6) + Math.min(slots, 1023) / 1024;
+  return i;
+}
+
+function endRun(slot: number, value: number, digits: number, zero: number): void {
+  if (slot >= MAX_SLOTS) return;
+  shape.values[slot] = value;
+  shape.digits[slot] = digits > 255 ? 255 : digits;
+  shape.padded[slot] = zero;
+}
+
+/** What one digit run did over the lines of a shape. */
+export interface Slot {
+  min: number;
+  max: number;
+  first: number;
+  last: number;
+  /** The difference between the first two values; null until there are two. */
+  step: number | null;
+  /** Every difference so far equals `step`. */
+  even: boolean;
+  /** Digits every value had so far; -1 once two differ. */
+  width: number;
+  /** A value began with a zero: the values are written padded to `width`, and need one. */
+  padded: boolean;
+  /** A value too long to be a safe integer was seen: only its presence can be said. */
+  huge: boolean;
+}
+
+/** The value in slot `i` of `shape` began with a zero and has more digits. */
+function isPadded(i: number): boolean {
+  return shape.padded[i] === 1 && (shape.digits[i] as number) > 1;
+}
+
+/** The slots of a new shape, from its first line (the one in `shape`). */
+export function firstSlots(): Slot[] {
+  const slots: Slot[] = [];
+  for (let i = 0; i < Math.min(shape.slots, MAX_SLOTS); i += 1) {
+    const value = shape.values[i] as number;
+    const digits = shape.digits[i] as number;
+    slots.push({ min: value, max: value, first: value, last: value, step: null, even: true, width: digits, padded: isPadded(i), huge: digits > 15 });
+  }
+  return slots;
+}
+
+/** Adds the values of the line in `shape` (of the same shape) to `slots`. */
+export function addValues(slots: Slot[]): void {
+  for (let i = 0; i < slots.length; i += 1) {
+    const slot = slots[i] as Slot;
+    if ((shape.digits[i] as number) > 15) slot.huge = true;
+    const value = shape.values[i] as number;
+    if ((shape.digits[i] as number) !== slot.width) slot.width = -1;
+    if (isPadded(i)) slot.padded = true;
+    const step = value - slot.last;
+    if (slot.step === null) slot.step = step;
+    else if (step !== slot.step) slot.even = false;
+    if (value < slot.min) slot.min = value;
+    if (value > slot.max) slot.max = value;
+    slot.last = value;
+  }
+}
+
+const pad = (value: number, width: number): string => String(value).padStart(width, "0");
+
+/** How one slot is written in a template, and whether that is exact. */
+function describe(slot: Slot | undefined): { text: string; exact: boolean } {
+  if (slot === undefined || slot.huge) return { text: "{~}", exact: false };
+  // Padded values say themselves only when they all have one width (bash pads to it).
+  const width = slot.padded ? slot.width : 0;
+  if (slot.even && width >= 0 && slot.step !== null) {
+    if (slot.step === 0) return { text: pad(slot.first, width), exact: true };
+    const step = Math.abs(slot.step);
+    return { text: `{${pad(slot.first, width)}..${pad(slot.last, width)}${step === 1 ? "" : `..${step}`}}`, exact: true };
+  }
+  return { text: `{~${slot.min}..${slot.max}}`, exact: false };
+}
+
+/**
+ * The fold line for `count` lines of one shape, from its first line (`example`, `clipped` if cut) and its slots.
+ * Exact only when the lines were one run (`contiguous`) and every number is constant or counts evenly.
+ */
+export function templateLine(example: string, clipped: boolean, count: number, contiguous: boolean, slots: readonly Slot[]): string {
+  if (count === 1) return verbatimLine(example);
+  if (clipped) return `${FOLD_MARK}~×${count}⟫ ${example}`;
+  const constants = example.split(/\d+/);
+  let exact = contiguous;
+  let text = constants[0] as string;
+  for (let i = 1; i < constants.length; i += 1) {
+    const described = describe(slots[i - 1]);
+    exact &&= described.exact;
+    text += described.text + (constants[i] as string);
+  }
+  return `${FOLD_MARK}${exact ? "" : "~"}×${count}⟫ ${text}`;
+}

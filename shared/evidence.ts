@@ -1,0 +1,42 @@
+/**
+ * Evidence: output lines that look like something went wrong or needs a look — compiler, test-runner and runtime
+ * shapes. Folding (shared/fold.ts) never puts one inside a fold, and a digest of omitted output keeps them verbatim,
+ * so an error printed in the middle of a long run reaches the model as it was written.
+ *
+ * The list is data: each shape has a name (for tests and docs) and a linear-time pattern, tested on one line at a
+ * time. A shape errs towards keeping a line: a false positive costs a verbatim line, a false negative hides an error.
+ */
+
+export interface EvidenceShape {
+  readonly name: string;
+  readonly pattern: RegExp;
+}
+
+export const EVIDENCE_SHAPES: readonly EvidenceShape[] = [
+  // `error`, `error:`, `errors`, `ERROR`, `Error:` and named errors (`TypeError`, `AssertionError`, `E0308`-style codes follow them).
+  { name: "error", pattern: /error/i },
+  { name: "failure", pattern: /fail/i },
+  { name: "warning", pattern: /warn/i },
+  { name: "panic", pattern: /panic|fatal|abort/i },
+  { name: "traceback", pattern: /traceback|exception|stack trace|^\s+at \S.*:\d+/i },
+  { name: "npm", pattern: /ERR!/ },
+  // vitest marks a failed test with a leading `×`; elsewhere `×` is ordinary text (`2× faster`).
+  { name: "cross mark", pattern: /[✗✘✖❌]|^\s*× / },
+  { name: "assertion", pattern: /assert|expected .* (?:to|but)/i },
+  { name: "exit", pattern: /\bexit(?:ed)?(?: with)?(?: code| status)?:? ?-?\d+|\bsignal\b|\bSIG[A-Z]{2,}|segmentation fault|core dumped|\bkilled\b/i },
+  { name: "denied", pattern: /denied|not found|no such file|cannot |can't |unable to|refused|timed? ?out/i },
+];
+
+// The shapes as alternatives of one pattern, so that a line (or a whole chunk of lines) is scanned once. Matching
+// `ERR!` without case changes nothing that matters: `err!` is as much a sign of trouble.
+const ALTERNATIVES = EVIDENCE_SHAPES.map((shape) => `(?:${shape.pattern.source})`).join("|");
+const ANY_EVIDENCE = new RegExp(ALTERNATIVES, "i");
+
+export function isEvidence(line: string): boolean {
+  return ANY_EVIDENCE.test(line);
+}
+
+/** A fresh pattern for scanning many lines at once (`^` at each line start); global, so it keeps its own position. */
+export function evidenceScanner(): RegExp {
+  return new RegExp(ALTERNATIVES, "gim");
+}

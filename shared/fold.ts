@@ -1,0 +1,172 @@
+/**
+ * Folding: consecutive output lines that are identical, or identical except for their numbers, become one line that
+ * says how many there were and what the numbers were. The model reads the shape of a long output instead of its
+ * noise. Pure, and the same on both sides: a shell read folds in its job's actor, a monitor report folds its bounded
+ * tail on Pi's thread.
+ *
+ * The format (stable; the README shows it):
+ *
+ *   [build] step 1/2000: compiled src/module_1.ts in 12 ms                ← the first line of a run, verbatim
+ *   ⟪×1999⟫ [build] step {2..2000}/2000: compiled src/module_{2..2000}.ts in {~3..97} ms
+ *
+ * - `⟪×N⟫ template` stands for N lines. Each `{…}` in the template gives the n-th line's number: `{a..b}` and
+ *   `{a..b..s}` count from a to b by 1 or by s (zero-padded when a and b are, as in bash), `{x,y,z}` lists them. The
+ *   braces of one template go together line by line, not as a product. A template without braces is one line
+ *   repeated N times.
+ * - `⟪~×N⟫` marks a lossy fold: a `{~a..b}` only says that the numbers lay between a and b; the bytes are in the log.
+ * - `⟪⟫` in front of a line says that the program itself printed a line beginning with `⟪`.
+ * - Other lines are the program's, verbatim. Evidence (shared/evidence.ts) and the lines a caller keeps are never
+ *   folded; neither are the last `keepLast` lines, nor a run whose text holds a `{` (it could read as a slot).
+ */
+import { isEvidence } from "./evidence.ts";
+
+export const FOLD_MARK = "⟪";
+const ESCAPE = "⟪⟫";
+
+/** A run is folded from this many lines: its first line verbatim, the rest as one fold. */
+const MIN_RUN = 3;
+/** Lossy folds may list up to this many values; longer lists become a range marked `~`. */
+const MAX_LOSSY_LIST = 8;
+
+/**
+ * How far a fold may go:
+ * - `even`: only lines that repeat or whose numbers count evenly (`{1..50}`); anything else stays verbatim, so a
+ *   short read (a CSV, a table of figures) reads as it was printed.
+ * - `exact`: also lists of values, as long as the fold is shorter: decodes to exactly the lines it replaces (a
+ *   monitor's bounded tail, whose bytes the model has nowhere else).
+ * - `lossy`: a list longer than a few values becomes its range, marked `~` (a read that was over its budget anyway,
+ *   whose bytes are in the log).
+ */
+export type FoldMode = "even" | "exact" | "lossy";
+
+export interface FoldRules {
+  mode: FoldMode;
+  /** The newest lines stay verbatim: what a program printed last is what a reader looks at first. */
+  keepLast: number;
+  /** Lines that stay verbatim whatever their shape, beside evidence (a monitor's matched line). */
+  keep?: (line: string) => boolean;
+}
+
+export interface Folded {
+  lines: string[];
+  /** Input lines that are inside folds (not shown verbatim). */
+  foldedLines: number;
+}
+
+/** A line split at its digit runs: the text between them (`constants`, one more than `values`) and the runs. */
+interface Shape {
+  skeleton: string;
+  constants: string[];
+  values: string[];
+}
+
+function shapeOf(line: string): Shape {
+  const parts = line.split(/(\d+)/);
+  const constants: string[] = [];
+  const values: string[] = [];
+  parts.forEach((part, i) => (i % 2 === 0 ? constants : values).push(part));
+  return { skeleton: constants.join("\u0000"), constants, values };
+}
+
+/** A digit run as a number, when it is one exactly. */
+function exactNumber(digits: string): number | null {
+  return digits.length <= 15 ? Number(digits) : null;
+}
+
+const padded = (digits: string): boolean => digits.length > 1 && digits.startsWith("0");
+
+/** `{a..b}` or `{a..b..s}` when the values count evenly from the first to the last, as bash would write them back. */
+function rangeOf(values: readonly string[]): string | null {
+  if (values.length < 2) return null;
+  const first = values[0] as string;
+  const anyPadded = values.some(padded);
+  if (anyPadded && values.some((value) => value.length !== first.length)) return null;
+  const numbers = values.map(exactNumber);
+  if (numbers.some((n) => n === null)) return null;
+  // Without padding a value must be written as bash would print it back: no leading zero.
+  if (!anyPadded && values.some((value, i) => String(numbers[i]) !== value)) return null;
+  const step = (numbers[1] as number) - (numbers[0] as number);
+  if (step === 0) return null;
+  for (let i = 2; i < numbers.length; i += 1) if ((numbers[i] as number) - (numbers[i - 1] as number) !== step) return null;
+  const last = values[values.length - 1] as string;
+  return Math.abs(step) === 1 ? `{${first}..${last}}` : `{${first}..${last}..${Math.abs(step)}}`;
+}
+
+/** Compares digit runs as the numbers they are, whatever their length. */
+function compareDigits(a: string, b: string): number {
+  const x = a.replace(/^0+(?=\d)/, "");
+  const y = b.replace(/^0+(?=\d)/, "");
+  return x.length !== y.length ? x.length - y.length : x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** How one slot of a fold is written: its value, its range, its list, or (lossy) its bounds. */
+function describeSlot(values: readonly string[], mode: FoldMode): { text: string; exact: boolean } | null {
+  const first = values[0] as string;
+  if (values.every((value) => value === first)) return { text: first, exact: true };
+  const range = rangeOf(values);
+  if (range !== null) return { text: range, exact: true };
+  if (mode === "even") return null;
+  if (mode === "exact" || values.length <= MAX_LOSSY_LIST) return { text: `{${values.join(",")}}`, exact: true };
+  const sorted = [...values].sort(compareDigits);
+  return { text: `{~${sorted[0]}..${sorted[sorted.length - 1]}}`, exact: false };
+}
+
+/** The fold line for `lines` (all of one shape), or null when it cannot be written or is no shorter. */
+function foldOf(shapes: readonly Shape[], lines: readonly string[], mode: FoldMode): string | null {
+  const { constants } = shapes[0] as Shape;
+  if (constants.some((text) => text.includes("{"))) return null;
+  let exact = true;
+  let template = constants[0] as string;
+  for (let slot = 0; slot < constants.length - 1; slot += 1) {
+    const described = describeSlot(shapes.map((shape) => shape.values[slot] as string), mode);
+    if (described === null) return null;
+    exact &&= described.exact;
+    template += described.text + (constants[slot + 1] as string);
+  }
+  const fold = `${FOLD_MARK}${exact ? "" : "~"}×${lines.length}⟫ ${template}`;
+  const verbatim = lines.reduce((sum, line) => sum + line.length + 1, 0);
+  return fold.length + 1 < verbatim ? fold : null;
+}
+
+/** A program line as it is written among folds. */
+export function verbatimLine(line: string): string {
+  return line.startsWith(FOLD_MARK) ? ESCAPE + line : line;
+}
+
+export function foldLines(lines: readonly string[], rules: FoldRules): Folded {
+  const out: string[] = [];
+  let foldedLines = 0;
+  const foldable = lines.length - Math.max(0, rules.keepLast);
+  const fixed = (line: string): boolean => isEvidence(line) || rules.keep?.(line) === true;
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i] as string;
+    if (i >= foldable || fixed(line)) {
+      out.push(verbatimLine(line));
+      i += 1;
+      continue;
+    }
+    const shape = shapeOf(line);
+    const shapes = [shape];
+    let end = i + 1;
+    while (end < foldable) {
+      const next = lines[end] as string;
+      if (fixed(next)) break;
+      const nextShape = shapeOf(next);
+      if (nextShape.skeleton !== shape.skeleton) break;
+      shapes.push(nextShape);
+      end += 1;
+    }
+    const rest = lines.slice(i + 1, end);
+    const fold = end - i >= MIN_RUN ? foldOf(shapes.slice(1), rest, rules.mode) : null;
+    out.push(verbatimLine(line));
+    if (fold === null) {
+      out.push(...rest.map(verbatimLine));
+    } else {
+      out.push(fold);
+      foldedLines += rest.length;
+    }
+    i = end;
+  }
+  return { lines: out, foldedLines };
+}
