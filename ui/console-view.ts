@@ -121,14 +121,8 @@ function liveFields(live: LiveFigures, running: boolean): DetailField[] {
   if (live.pressure === "runaway" && running) {
     fields.push({ label: "Watchdog", value: "over its thresholds (not stopped: the watchdog only reports)", layout: "inline", tone: "warning" });
   }
-  if (running && live.pgid !== null) {
-    const members = live.processes === null ? "" : ` · ${live.processes} process${live.processes === 1 ? "" : "es"}`;
-    fields.push({
-      label: "Process group",
-      value: `${live.pgid}${members} · CPU ${percent(live.cpuPercent)} · memory ${bytes(live.rssBytes)}`,
-      layout: "inline",
-    });
-  }
+  // The group's figures are the tree's above: its actor samples every process that carries the job's tag.
+  if (running && live.pgid !== null) fields.push({ label: "Process group", value: String(live.pgid), layout: "inline" });
   return fields;
 }
 

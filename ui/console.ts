@@ -19,7 +19,7 @@ export class MonitorConsole extends JobsOverlay {
   constructor(options: OverlayOptions & { highlight?: Highlighter }) {
     super(options);
     this.highlight = options.highlight;
-    this.snapshot = this.source.snapshot({ outputFor: null, resourcesFor: null });
+    this.snapshot = this.source.snapshot({ outputFor: null });
     this.state = initialState(this.snapshot);
     this.refresh();
   }
@@ -33,12 +33,12 @@ export class MonitorConsole extends JobsOverlay {
   refresh(): void {
     if (this.closed) return;
     const key = this.state.selectedKey;
-    this.snapshot = this.source.snapshot({ outputFor: this.state.showOutput ? key : null, resourcesFor: key });
+    this.snapshot = this.source.snapshot({ outputFor: this.state.showOutput ? key : null });
     this.state = reconcile(this.state, this.snapshot);
     if (this.state.selectedKey !== key) {
       // The selected job left the list: read again so the new selection has its output and figures.
       const next = this.state.selectedKey;
-      this.snapshot = this.source.snapshot({ outputFor: this.state.showOutput ? next : null, resourcesFor: next });
+      this.snapshot = this.source.snapshot({ outputFor: this.state.showOutput ? next : null });
     }
   }
 

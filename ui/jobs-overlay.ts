@@ -11,7 +11,7 @@ import type { UiTheme } from "./theme.ts";
 
 export interface ConsoleSource {
   /** A fresh snapshot; retained output only for `outputFor` (the selection, when output is shown). */
-  snapshot(request: { outputFor: string | null; resourcesFor: string | null }): JobsSnapshot;
+  snapshot(request: { outputFor: string | null }): JobsSnapshot;
   /** Stops one job; resolves with a short human answer. */
   stop(key: string): Promise<string>;
   stopAll(): Promise<string>;

@@ -75,7 +75,7 @@ export class SessionsPicker extends JobsOverlay {
 
   constructor(options: OverlayOptions) {
     super(options);
-    this.snapshot = this.source.snapshot({ outputFor: null, resourcesFor: null });
+    this.snapshot = this.source.snapshot({ outputFor: null });
     const first = shellJobs(this.snapshot)[0];
     this.state = { selectedKey: first?.key ?? null, selectedIndex: 0, confirming: false };
     this.refresh();
@@ -87,7 +87,7 @@ export class SessionsPicker extends JobsOverlay {
 
   refresh(): void {
     if (this.closed) return;
-    this.snapshot = this.source.snapshot({ outputFor: this.state.selectedKey, resourcesFor: null });
+    this.snapshot = this.source.snapshot({ outputFor: this.state.selectedKey });
     const jobs = shellJobs(this.snapshot);
     const index = jobs.findIndex((job) => job.key === this.state.selectedKey);
     if (index >= 0) {
@@ -97,7 +97,7 @@ export class SessionsPicker extends JobsOverlay {
     const fallback = Math.min(this.state.selectedIndex, Math.max(0, jobs.length - 1));
     const key = jobs[fallback]?.key ?? null;
     this.state = { ...this.state, selectedKey: key, selectedIndex: fallback, confirming: false };
-    if (key !== null) this.snapshot = this.source.snapshot({ outputFor: key, resourcesFor: null });
+    if (key !== null) this.snapshot = this.source.snapshot({ outputFor: key });
   }
 
   render(width: number): string[] {

@@ -33,7 +33,7 @@ export interface DetailField {
   tone?: "warning";
 }
 
-/** Live figures the seeds do not have: throughput, retention and the process group's resources. */
+/** Live figures the seeds do not have: throughput, retention and the job's process tree. */
 export interface LiveFigures {
   linesPerSecond: number | null;
   bytesPerSecond: number | null;
@@ -44,12 +44,6 @@ export interface LiveFigures {
   droppedBytes: number;
   paused: boolean;
   pgid: number | null;
-  /** Live (non-zombie) members of the process group; null where /proc is not available. */
-  processes: number | null;
-  /** CPU use of the group's members over the last sample interval, in percent of one core. */
-  cpuPercent: number | null;
-  /** Resident memory of the group's members. */
-  rssBytes: number | null;
   /** The job's whole tree (every process carrying its tag), as its actor samples it; null before the first sample. */
   tree: TreeFigures | null;
   /** The job's resource limits as set; null when it has none. */

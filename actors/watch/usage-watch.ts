@@ -2,10 +2,11 @@
  * Samples a job's process tree on its actor's thread: every process carrying its tag (actors/watch/tree-members.ts),
  * each read from its `/proc/<pid>/stat`. The figures go to the job's shared cell, where the host reads them without a
  * message; the job's limits and the watchdog judge each sample (actors/watch/usage-judge.ts). A limit passed asks the
- * actor to stop the job; a runaway sets the cell's flag and is reported once per episode. Elsewhere than Linux there
- * is nothing to read: the figures stay unknown, and the host refuses limits there (host/shell/limit-params.ts).
+ * actor to stop the job; a runaway sets the cell's flag and is reported once per episode. It is the job's one reader
+ * of its tree: the stall watch judges idleness from the same samples (`onSample`). Elsewhere than Linux there is
+ * nothing to read: the figures stay unknown, and the host refuses limits there (host/shell/limit-params.ts).
  */
-import type { JobCellWriter } from "../../mailbox/cell.ts";
+import type { JobCellWriter, TreeUsage } from "../../mailbox/cell.ts";
 import type { LimitTrip } from "../../mailbox/result.ts";
 import type { ResourceLimits, WatchdogSpec } from "../../mailbox/spec.ts";
 import { pageBytes, statField, statFields, statNumber, startTicksOf, TICKS_PER_SECOND } from "../../shared/proc-stat.ts";
@@ -31,6 +32,10 @@ export interface UsageWatchOptions {
   limitPassed(trip: LimitTrip): void;
   /** A runaway episode began. */
   runaway(reason: RunawayReason): void;
+  /** Sample at least this often (a stall watch wants several samples in its quiet window); default: the cadence above. */
+  everyMs?: number;
+  /** Each sample of a tree that still has members, at the monotonic time it was taken. */
+  onSample?(at: number, usage: TreeUsage): void;
 }
 
 export class UsageWatch {
@@ -52,7 +57,8 @@ export class UsageWatch {
       this.timer = null;
       return;
     }
-    this.timer = setInterval(() => this.sample(), options.limits === null ? USAGE_SAMPLE_MS : LIMIT_SAMPLE_MS);
+    const cadence = options.limits === null ? USAGE_SAMPLE_MS : LIMIT_SAMPLE_MS;
+    this.timer = setInterval(() => this.sample(), Math.min(cadence, options.everyMs ?? cadence));
     this.timer.unref();
     // The first sample (a scan for the tag) waits for the actor's start path to finish: the job's output is wired
     // first, and a short job's first output is not held up by it.
@@ -73,6 +79,8 @@ export class UsageWatch {
     const samples = this.read();
     const usage = this.meter.sample(at, samples);
     this.options.cell.setUsage(usage);
+    // A tree with no member left says nothing about idleness: its CPU is unknown, never zero.
+    if (samples.length > 0) this.options.onSample?.(at, usage);
     const { limits } = this.options;
     if (limits !== null && !this.tripped) {
       const trip = limitPassed(limits, usage);

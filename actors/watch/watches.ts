@@ -1,7 +1,8 @@
 /**
  * The watches an actor keeps on its running job, in one place: the stall and prompt judgement (actors/watch/stall.ts),
  * readiness (actors/watch/ready.ts), the ports the job's processes listen on (listening-ports.ts) and the tree's resource
- * use against its limits and the watchdog (actors/watch/usage-watch.ts). It reads /proc and
+ * use against its limits and the watchdog (actors/watch/usage-watch.ts), whose samples also tell the stall watch how
+ * busy the tree is. It reads /proc and
  * runs patterns here, on the job's thread; the host learns the flags from the shared cell and the episodes and the
  * readiness from one message each.
  */
@@ -14,7 +15,6 @@ import { listeningPorts } from "./listening-ports.ts";
 import { detectPrompt, PROMPT_MAX_CHARS } from "./prompt-detect.ts";
 import { ReadyWatch } from "./ready.ts";
 import { StallWatch, type StallEvent } from "./stall.ts";
-import { treeCpuMs } from "./tree-cpu.ts";
 import { UsageWatch } from "./usage-watch.ts";
 import { UnterminatedLine } from "../output/unterminated-line.ts";
 
@@ -43,11 +43,12 @@ export class JobWatch {
   private readonly readyWatch: ReadyWatch | null;
   private readonly tail = new UnterminatedLine(TAIL_CHARS);
   private promptTimer: ReturnType<typeof setTimeout> | null = null;
-  private readonly sampler: ReturnType<typeof setInterval> | null;
   private readonly usage: UsageWatch;
 
   constructor(options: JobWatchOptions) {
     this.options = options;
+    const stallMs = options.spec?.stallMs ?? null;
+    this.stall = new StallWatch({ stallMs, now: performance.now() });
     this.usage = new UsageWatch({
       tag: options.tag,
       pid: options.pid,
@@ -57,22 +58,13 @@ export class JobWatch {
       cell: options.cell,
       limitPassed: (trip) => options.limitPassed(trip),
       runaway: (reason) => options.notice("runaway", reason),
+      // A quarter of the stall time between samples: the quiet window always spans several of them.
+      ...(stallMs !== null ? { everyMs: Math.min(5_000, Math.max(250, Math.round(stallMs / 4))), onSample: (at, usage) => this.sampled(at, usage.cpuMs) } : {}),
     });
-    const stallMs = options.spec?.stallMs ?? null;
-    this.stall = new StallWatch({ stallMs, now: performance.now() });
     const ready = options.spec?.ready ?? null;
     this.readyWatch = ready === null
       ? null
       : new ReadyWatch({ spec: ready, spawnedAt: options.spawnedAt, pids: () => this.pids(), report: (report) => options.ready(report) });
-    if (stallMs !== null) {
-      // A quarter of the stall time between samples: the quiet window always spans several of them.
-      const every = Math.min(5_000, Math.max(250, Math.round(stallMs / 4)));
-      this.sampler = setInterval(() => this.sample(), every);
-      this.sampler.unref();
-      this.sample();
-    } else {
-      this.sampler = null;
-    }
   }
 
   /** The job's live processes: every process carrying its tag, or its leader where tags cannot be read. */
@@ -97,7 +89,6 @@ export class JobWatch {
   dispose(): void {
     this.usage.dispose();
     this.readyWatch?.dispose();
-    if (this.sampler !== null) clearInterval(this.sampler);
     if (this.promptTimer !== null) clearTimeout(this.promptTimer);
   }
 
@@ -116,13 +107,11 @@ export class JobWatch {
     this.promptTimer.unref();
   }
 
-  private sample(): void {
+  /** A sample of the tree's CPU (the usage watch's): without samples (no /proc) the watch never calls the job stalled. */
+  private sampled(at: number, cpuMs: number): void {
     if (!this.stall.wantsCpu()) return;
-    const now = performance.now();
-    const cpuMs = treeCpuMs(this.pids());
-    // No figure (no /proc, or the tree is gone): without CPU samples the watch never calls the job stalled.
-    if (cpuMs !== null) this.stall.cpu(now, cpuMs);
-    this.apply(this.stall.check(now));
+    this.stall.cpu(at, cpuMs);
+    this.apply(this.stall.check(at));
   }
 
   private apply(events: readonly StallEvent[]): void {

@@ -16,7 +16,6 @@ import { livePhaseOf, liveStatus } from "../../mailbox/lifecycle.ts";
 import { endingOf, statusOf } from "../shell/supervision.ts";
 import { monitorConfigFields, monitorHeadFields, monitorPayloadFields, monitorTone } from "../../ui/monitor-fields.ts";
 import { shownStatus, startingOf } from "../../ui/start-stage.ts";
-import { createGroupSampler, type GroupSampler, UNKNOWN_RESOURCES } from "./group-resources.ts";
 import { RateTracker } from "./rates.ts";
 import { pressureOf } from "./pressure.ts";
 import type { DetailField, JobsSnapshot, JobStatus, JobView, LiveFigures, Tone } from "../../ui/views.ts";
@@ -32,8 +31,6 @@ export interface SnapshotSources {
 export interface SnapshotRequest {
   /** Key of the job whose retained output to include. */
   outputFor?: string | null;
-  /** Key of the job whose process-group CPU and memory to sample. */
-  resourcesFor?: string | null;
 }
 
 export interface SnapshotBuilder {
@@ -72,9 +69,8 @@ function outputOf(handle: JobHandle): RetainedWindow {
 
 export function createSnapshotBuilder(
   sources: SnapshotSources,
-  options: { sampler?: GroupSampler; now?: () => number; clock?: () => number } = {},
+  options: { now?: () => number; clock?: () => number } = {},
 ): SnapshotBuilder {
-  const sampler = options.sampler ?? createGroupSampler();
   const now = options.now ?? Date.now;
   const clock = options.clock ?? (() => performance.now());
   const rates = new RateTracker();
@@ -85,7 +81,6 @@ export function createSnapshotBuilder(
     const kept = handle.retained(request.outputFor === key);
     const rate = running ? rates.observe(key, figures, clock()) : { linesPerSecond: null, bytesPerSecond: null };
     const pgid = handle.pgid();
-    const resources = running && pgid !== null && request.resourcesFor === key ? sampler.sample(pgid) : UNKNOWN_RESOURCES;
     // The tree's figures come from the job's cell, sampled on its actor's thread: reading them here costs nothing.
     const usage = figures.usage;
     const limits = handle.spec.watch?.limits ?? null;
@@ -98,7 +93,6 @@ export function createSnapshotBuilder(
       droppedBytes: kept.droppedBytes,
       paused: figures.paused,
       pgid,
-      ...resources,
       tree: usage === null ? null : { rssBytes: usage.rssBytes, peakRssBytes: usage.peakRssBytes, cpuPercent: running ? usage.cpuPercent : null, cpuMs: usage.cpuMs, processes: running ? usage.processes : 0 },
       limits,
       pressure: running ? pressureOf(usage, limits, figures.runaway) : "none",

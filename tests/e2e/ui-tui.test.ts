@@ -78,8 +78,9 @@ describe("pi-jobs UI in the TUI", () => {
 
     await t.sendKeys("Down");
     await t.waitForPane(/▸ running · monitor · dev server log/);
-    // Live figures the seeds do not have: rates, retention and the group's CPU and memory.
-    await t.waitForPane(/Process group: \d+ · \d+ process(es)? · CPU [\d.]+% · memory [\d.]+ (KiB|MiB)/);
+    // Live figures the seeds do not have: rates, retention and the process tree's CPU and memory.
+    await t.waitForPane(/Process tree: \d+ process(es)? · CPU [\d.]+% \([\d.]+ s\) · memory [\d.]+ (KiB|MiB)/);
+    await t.waitForPane(/Process group: \d+/);
     // A rate needs a second of samples; the 250 ms refresh brings it without a key press.
     const moved = await t.waitForPane(/Output rate: [\d.]+ lines\/s · [\d.]+ (B|KiB)\/s/);
     expect(moved).toMatch(/Name: dev server log/);
