@@ -100,3 +100,10 @@ export function resultBandLines(result: MonitorResultView, options: ResultBandOp
   );
   return lines;
 }
+
+/** The watchdog's wake about a running monitor: `[monitor] runaway · build · monitor_3`, its figures below. */
+export function watchdogBandLines(view: { description: string; monitorId: string; figures: string }, options: BandOptions): string[] {
+  const lines = [bandHeading("monitor", "runaway", [view.description, view.monitorId], { ...options, expandKey: "" }, TONE_STYLE.pending.fg)];
+  if (options.width >= COMPACT_BELOW) lines.push(fit(options.theme.fg("dim", safe(`uses ${view.figures}; not stopped`)), options.width));
+  return lines;
+}

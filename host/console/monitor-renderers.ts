@@ -8,13 +8,13 @@
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Band, EMPTY } from "../../ui/band.ts";
-import { resultBandLines, resultTone, startBandLines, TONE_STYLE } from "../../ui/bands.ts";
+import { resultBandLines, resultTone, startBandLines, TONE_STYLE, watchdogBandLines } from "../../ui/bands.ts";
 import type { StartView } from "../../ui/monitor-view.ts";
 import { sanitizeInline } from "../../ui/sanitize.ts";
 import { fit } from "../../ui/text.ts";
 import type { UiTheme } from "../../ui/theme.ts";
 import { MONITOR_START, validateMonitorStart, type MonitorTerminalResult } from "../monitor/schemas.ts";
-import { MONITOR_MESSAGE_TYPE, type MonitorDetails } from "../monitor/service.ts";
+import { MONITOR_MESSAGE_TYPE, MONITOR_WATCHDOG_TYPE, type MonitorDetails, type WatchdogDetails } from "../monitor/service.ts";
 import { errorText, EXPAND_KEYBINDING, highlightShell, rowBand, selfRendered } from "./transcript-rows.ts";
 
 interface StartDetails {
@@ -89,5 +89,12 @@ export function registerMonitorRenderers(pi: ExtensionAPI, deps: RendererDeps): 
     if (terminal === undefined) return undefined;
     const build = resultBuilder(terminal, options.expanded, options.keyText(EXPAND_KEYBINDING), theme);
     return new Band(build, TONE_STYLE[resultTone(terminal)].bg, theme, options.outputPad, () => String(deps.inConsole(terminal.monitorId)));
+  });
+
+  pi.registerMessageRenderer<WatchdogDetails>(MONITOR_WATCHDOG_TYPE, (message, options, theme) => {
+    const details = message.details;
+    if (details === undefined || typeof details.figures !== "string") return undefined;
+    const build = (width: number) => watchdogBandLines(details, { width, expanded: options.expanded, expandKey: "", theme });
+    return new Band(build, TONE_STYLE.pending.bg, theme, options.outputPad, () => String(deps.inConsole(details.monitorId)));
   });
 }

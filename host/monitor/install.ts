@@ -29,9 +29,11 @@ import {
 import {
   createMonitorService,
   MONITOR_MESSAGE_TYPE,
+  MONITOR_WATCHDOG_TYPE,
   type MonitorDetails,
   type MonitorHost,
   type MonitorService,
+  type WatchdogDetails,
 } from "./service.ts";
 
 const PARK_KEY = "monitors";
@@ -55,8 +57,9 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
   const host: MonitorHost = {
     deliver(delivery) {
       if (!live) throw new Error("no live session to deliver to");
-      pi.sendMessage<MonitorDetails>(
-        { customType: MONITOR_MESSAGE_TYPE, content: delivery.content, display: true, details: delivery.details },
+      const customType = delivery.kind === "report" ? MONITOR_MESSAGE_TYPE : MONITOR_WATCHDOG_TYPE;
+      pi.sendMessage<MonitorDetails | WatchdogDetails>(
+        { customType, content: delivery.content, display: true, details: delivery.details },
         { deliverAs: "steer", triggerTurn: true },
       );
     },

@@ -6,6 +6,10 @@
  * The service outlives an extension instance across /reload: it is parked with the runtime, and the new instance
  * binds itself as the host (its `deliver` and its runtime). Between the two, terminal results wait in an outbox,
  * so a monitor started before /reload is delivered after it.
+ *
+ * An asynchronous monitor whose tree the watchdog finds running away (README "Resource limits and the watchdog") also
+ * wakes the agent once per episode, through the same outbox: nobody reads a monitor while it runs, so nothing else
+ * would tell the model before its report. The watchdog never stops it.
  */
 import { NO_HIT } from "../../mailbox/constants.ts";
 import type { ActorResult } from "../../mailbox/result.ts";
@@ -13,6 +17,8 @@ import type { MonitorOutcome } from "../../mailbox/monitor.ts";
 import type { JobEnded, JobHandle, JobRuntime, StopRequester } from "../runtime/api.ts";
 import { buildReport, structuredResult, type TerminalFacts } from "./report.ts";
 import { readWatchdog } from "../config.ts";
+import { runawayFigures, usageFields } from "../runtime/usage-line.ts";
+import { escapeText } from "../safety/escape.ts";
 import type { MonitorTerminalResult, NormalizedStart } from "./schemas.ts";
 
 /** Finished monitors kept for /monitor and for monitor_stop's "already finished" answer. */
@@ -23,6 +29,8 @@ export const MONITOR_KILL_GRACE_MS = 1000;
 export const MONITOR_LOG_BYTES = 16 * 1024 * 1024;
 
 export const MONITOR_MESSAGE_TYPE = "pi-jobs.monitor";
+/** The watchdog's wake for a running monitor: metadata only. */
+export const MONITOR_WATCHDOG_TYPE = "pi-jobs.monitor-watchdog";
 
 export interface MonitorDetails {
   description: string;
@@ -30,10 +38,15 @@ export interface MonitorDetails {
   result: MonitorTerminalResult;
 }
 
-export interface Delivery {
-  content: string;
-  details: MonitorDetails;
+/** What a watchdog wake carries for the transcript: which monitor, and its figures against the thresholds. */
+export interface WatchdogDetails {
+  description: string;
+  monitorId: string;
+  figures: string;
 }
+
+/** One message for the model: a monitor's terminal report, or a watchdog wake about a running one. */
+export type Delivery = { kind: "report"; content: string; details: MonitorDetails } | { kind: "watchdog"; content: string; details: WatchdogDetails };
 
 /** What the current extension instance lends the service: a way to reach the model, and the job runtime. */
 export interface MonitorHost {
@@ -124,7 +137,7 @@ export function createMonitorService(): MonitorService {
         return;
       }
       outbox.shift();
-      next.record.due = "delivered";
+      if (next.delivery.kind === "report") next.record.due = "delivered";
     }
   }
 
@@ -134,10 +147,22 @@ export function createMonitorService(): MonitorService {
     outbox.push({
       record,
       delivery: {
+        kind: "report",
         content: final.asyncReport,
         details: { description: record.description, monitorId: record.monitorId, result: structuredResult(final.facts).result },
       },
     });
+    flush();
+  }
+
+  /** A running asynchronous monitor ran away: one metadata-only wake, unless it has ended or is being stopped. */
+  function warnRunaway(record: MonitorRecord, figures: string): void {
+    if (record.final !== null || record.job.state().stopBy !== null) return;
+    const content = [
+      `[monitor] ${record.monitorId} (${escapeText(record.description)}) uses ${figures}.`,
+      `It keeps running (the watchdog never stops a job) and its report still comes when it ends; monitor_stop {"monitor_id":"${record.monitorId}"} stops it if it ran away.`,
+    ].join("\n");
+    outbox.push({ record, delivery: { kind: "watchdog", content, details: { description: record.description, monitorId: record.monitorId, figures } } });
     flush();
   }
 
@@ -222,6 +247,12 @@ export function createMonitorService(): MonitorService {
         claims: 0,
       };
       records.set(record.monitorId, record);
+      if (record.delivery === "async" && setting.spec !== null) {
+        const watchdog = setting.spec;
+        job.onNotice((notice) => {
+          if (notice.kind === "runaway") warnRunaway(record, runawayFigures(usageFields(job.figures().usage), watchdog, notice.detail));
+        });
+      }
       settled.set(record.monitorId, new Promise((resolve) => job.onEnd((ended) => resolve(onEnded(record, ended)))));
       return record;
     },
@@ -259,7 +290,7 @@ export function createMonitorService(): MonitorService {
         case "held":
         case "queued": {
           // A queued wake not yet handed to Pi is withdrawn: this collection is the one report.
-          const queued = outbox.findIndex((entry) => entry.record === record);
+          const queued = outbox.findIndex((entry) => entry.record === record && entry.delivery.kind === "report");
           if (queued !== -1) outbox.splice(queued, 1);
           record.due = "collected";
           return "now";

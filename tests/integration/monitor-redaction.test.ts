@@ -73,7 +73,7 @@ describe("a monitor whose command prints a secret", () => {
   it("puts redactions and capturesRedacted in the structured result", async () => {
     const final = await run({ command: 'echo "RESULT {\\"token\\":\\"$MY_API_TOKEN\\",\\"n\\":1}"', result_pattern: "^RESULT (?<json>.*)$" }, "async");
     expect(final.facts.outcome.result).toEqual({ token: marker("MY_API_TOKEN"), n: 1 });
-    const delivery = deliveries.find((d) => d.details.monitorId === final.facts.monitorId);
+    const delivery = deliveries.flatMap((d) => (d.kind === "report" && d.details.monitorId === final.facts.monitorId ? [d] : []))[0];
     expect(delivery?.details.result).toMatchObject({ redactions: 3, capturesRedacted: true, result: { token: marker("MY_API_TOKEN"), n: 1 } });
     expect(delivery?.content).toContain("captures_redacted=true");
     expect(everything(final)).not.toContain(SECRET);

@@ -172,4 +172,29 @@ describe("the watchdog", () => {
       wakes.stop();
     }
   }, 90_000);
+
+  it("wakes once for a running monitor over its threshold (an asynchronous one: nobody reads it), and stops it not", async () => {
+    const saved = process.env.PI_JOBS_WATCHDOG;
+    process.env.PI_JOBS_WATCHDOG = "memory_mb=64";
+    const monitors = monitorsOn(runtime, tmpdir());
+    try {
+      const hog = allocate(50, 0.05, 100, 20);
+      const away = monitors.start({ command: hog, result_pattern: "^held$", description: "hog", timeout_ms: 60_000 }, "async");
+      const watchdogWakes = () => monitors.deliveries.filter((d) => d.kind === "watchdog" && d.details.monitorId === away.monitorId);
+      await waitFor(() => watchdogWakes().length > 0, 30_000, "the monitor's watchdog wake");
+      // Many samples later, still one wake; the monitor runs on and its report has not been sent.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(watchdogWakes()).toHaveLength(1);
+      const [wake] = watchdogWakes();
+      expect(wake!.content).toMatch(new RegExp(`^\\[monitor\\] ${away.monitorId} \\(hog\\) uses [\\d.]+MiB.*watchdog: over 64\\.0MiB`));
+      expect(wake!.content).toContain(`monitor_stop {"monitor_id":"${away.monitorId}"}`);
+      expect(away.final).toBeNull();
+      expect(away.job.figures().runaway).toBe(true);
+      expect(monitors.deliveries.filter((d) => d.kind === "report")).toHaveLength(0);
+      await monitors.service.stop(away.monitorId);
+    } finally {
+      if (saved === undefined) delete process.env.PI_JOBS_WATCHDOG;
+      else process.env.PI_JOBS_WATCHDOG = saved;
+    }
+  }, 90_000);
 });

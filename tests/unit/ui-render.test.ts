@@ -9,7 +9,7 @@ import { stripTerminalSequences, visibleWidth } from "@earendil-works/pi-tui";
 import { beforeAll, describe, expect, it } from "vitest";
 import { activityBudget, renderActivity, SPINNER_FRAMES } from "../../ui/activity.ts";
 import { Band } from "../../ui/band.ts";
-import { resultBandLines, startBandLines, TONE_STYLE } from "../../ui/bands.ts";
+import { resultBandLines, startBandLines, TONE_STYLE, watchdogBandLines } from "../../ui/bands.ts";
 import { initialState, reduce } from "../../ui/console-state.ts";
 import { renderConsole } from "../../ui/console-view.ts";
 import type { UiTheme } from "../../ui/theme.ts";
@@ -108,6 +108,18 @@ describe("transcript bands", () => {
     const body = restored.slice(restored.findIndex((l) => l.startsWith("Result:"))).join("").replace(/^Result:\s?/, "");
     expect(body.startsWith(json)).toBe(true);
     for (const width of WIDTHS) expectFits(resultBandLines(result, { width, expanded: true, expandKey: "", theme: ui, inConsole: false }), width);
+  });
+
+  it("a watchdog wake about a running monitor: which one, and its figures, at every width", () => {
+    const view = { description: "build project", monitorId: "monitor_3", figures: "231.0MiB and 95% CPU (passed: memory; watchdog: over 64.0MiB, or over 100% CPU for 10 min)" };
+    for (const width of WIDTHS) {
+      const lines = plain(watchdogBandLines(view, { width, expanded: false, expandKey: "ctrl+o", theme: ui }));
+      expectFits(lines, width);
+      if (width < 32) expect(lines).toEqual(["[runaway]"]);
+      else expect(lines[0]).toMatch(/^\[monitor\] runaway · build project/);
+    }
+    const wide = plain(watchdogBandLines(view, { width: 200, expanded: false, expandKey: "ctrl+o", theme: ui }));
+    expect(wide).toEqual(["[monitor] runaway · build project · monitor_3", `uses ${view.figures}; not stopped`]);
   });
 });
 
