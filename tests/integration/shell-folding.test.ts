@@ -4,8 +4,9 @@
  * whole line, `raw: true` gives the head and tail as printed, secrets are replaced before anything is folded, and the
  * log keeps every byte.
  */
-import { readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { marker } from "../../actors/redact/spans.ts";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
@@ -90,8 +91,13 @@ describe("raw reads and redaction", () => {
 
   it("a write_stdin after the job ended can still ask for its last read raw, or folded", async () => {
     for (const raw of [true, false]) {
-      const started = await service.exec({ cmd: `sleep 0.3; ${BUILD}`, yield_time_ms: 250 }, call());
+      // The job prints nothing until the gate opens, after exec_command has answered: however slow the machine, its
+      // whole output is still unread when it ends.
+      const gate = join(mkdtempSync(join(tmpdir(), "fold-gate-")), "open");
+      const started = await service.exec({ cmd: `while [ ! -e '${gate}' ]; do sleep 0.05; done; ${BUILD}`, yield_time_ms: 250 }, call());
       const id = started.session_id!;
+      expect(started.output).toBe("");
+      writeFileSync(gate, "");
       // Unread until it has ended: its last read is taken from the exit record, made before anyone asked for a form.
       await waitFor(() => service.list({}).sessions.some((s) => s.session_id === id && !s.running), 30_000, `job ${id} ended`);
       const r = await service.writeStdin({ session_id: id, yield_time_ms: 0, raw }, call());
