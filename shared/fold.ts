@@ -128,6 +128,40 @@ function foldOf(shapes: readonly Shape[], lines: readonly string[], mode: FoldMo
   return fold.length + 1 < verbatim ? fold : null;
 }
 
+/** The first line of the digest of a read's omitted middle (actors/output/middle-digest.ts). */
+export function digestHeading(lines: number, bytes: number): string {
+  return `${FOLD_MARK}omitted ${lines} lines (${bytes} bytes) between head and tail: their shapes and every error-like line; the bytes are in log_path⟫`;
+}
+/** Its last line. */
+export const DIGEST_END = `${FOLD_MARK}end of omitted⟫`;
+
+const FOLD_COUNT = /^⟪~?×(\d+)⟫ /;
+const DIGEST_COUNT = /^⟪omitted (\d+) lines /;
+
+/**
+ * How many lines the program printed for these lines of folded text: a fold counts its N, a digest its omitted lines
+ * (not the lines that describe them), any other line one.
+ */
+export function printedLineCount(lines: readonly string[]): number {
+  let count = 0;
+  let inDigest = false;
+  for (const line of lines) {
+    if (inDigest) {
+      if (line === DIGEST_END) inDigest = false;
+      continue;
+    }
+    const digest = DIGEST_COUNT.exec(line);
+    if (digest !== null) {
+      count += Number(digest[1]);
+      inDigest = true;
+      continue;
+    }
+    const fold = FOLD_COUNT.exec(line);
+    count += fold === null ? 1 : Number(fold[1]);
+  }
+  return count;
+}
+
 /** A program line as it is written among folds. */
 export function verbatimLine(line: string): string {
   return line.startsWith(FOLD_MARK) ? ESCAPE + line : line;

@@ -12,7 +12,7 @@
  * shape's template marked lossy (`~`) unless its lines formed one run whose numbers count evenly.
  */
 import { isEvidence } from "../../shared/evidence.ts";
-import { FOLD_MARK, verbatimLine } from "../../shared/fold.ts";
+import { DIGEST_END, digestHeading, FOLD_MARK, verbatimLine } from "../../shared/fold.ts";
 import { addValues, firstSlots, readShape, shape, templateLine, type Slot } from "./line-shape.ts";
 
 /** Distinct shapes kept; lines of further shapes are counted together. */
@@ -166,7 +166,7 @@ export class MiddleDigest {
   }
 
   private render(): string[] {
-    const out = [`${FOLD_MARK}omitted ${this.lines} lines (${this.bytes} bytes) between head and tail: their shapes and every error-like line; the bytes are in log_path⟫`];
+    const out = [digestHeading(this.lines, this.bytes)];
     for (const item of this.items) {
       if (item.kind === "evidence") out.push(verbatimLine(item.text));
       else out.push(templateLine(item.template.example, item.template.clipped, item.template.count, item.template.runs === 1, item.template.slots));
@@ -175,7 +175,7 @@ export class MiddleDigest {
       out.push(`${FOLD_MARK}${this.evidenceCount - MAX_EVIDENCE} more error-like lines; the last of them:⟫`, verbatimLine(this.lastEvidence));
     }
     if (this.otherLines > 0) out.push(`${FOLD_MARK}${this.otherLines} more lines of other shapes⟫`);
-    out.push(`${FOLD_MARK}end of omitted⟫`);
+    out.push(DIGEST_END);
     return out;
   }
 }

@@ -3,6 +3,7 @@
  * facts always give the same line, so the model and codemode scripts read the same thing.
  */
 import type { DiagnosticLine } from "../../mailbox/monitor.ts";
+import { printedLineCount } from "../../shared/fold.ts";
 import { oneLine } from "../safety/escape.ts";
 import { COMMAND_PREVIEW_CHARS } from "../shell/limits.ts";
 import type { ProcessResult, SessionEntryView } from "../shell/result.ts";
@@ -32,7 +33,8 @@ export function lastLines(text: string, keep: number): { text: string; omitted: 
   const lines = text.split("\n");
   while (lines.length > 0 && lines[lines.length - 1]!.trim() === "") lines.pop();
   const kept = lines.slice(-keep);
-  return { text: kept.join("\n"), omitted: lines.length - kept.length };
+  // Counted as the program printed them: a fold above the kept lines stands for its N lines.
+  return { text: kept.join("\n"), omitted: printedLineCount(lines.slice(0, lines.length - kept.length)) };
 }
 
 const label = (text: string): string => oneLine(text, COMMAND_PREVIEW_CHARS);

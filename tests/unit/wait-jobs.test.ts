@@ -84,6 +84,9 @@ describe("lines and summary", () => {
   it("keeps a read's last lines and counts the rest; trailing blank lines do not count", () => {
     expect(lastLines("a\nb\nc\nd\n\n", 2)).toEqual({ text: "c\nd", omitted: 2 });
     expect(lastLines("", 3)).toEqual({ text: "", omitted: 0 });
+    // Folded output counts as printed: a fold stands for its N lines, a digest for the lines it left out.
+    const folded = ["1", "⟪×10⟫ {2..11}", "⟪omitted 500 lines (4000 bytes) between head and tail: …⟫", "⟪×500⟫ {12..511}", "⟪end of omitted⟫", "512", "513"].join("\n");
+    expect(lastLines(folded, 1)).toEqual({ text: "513", omitted: 512 });
   });
 
   it("summarises as the issue shows: counts, the failures with their cause, the longest duration", () => {
