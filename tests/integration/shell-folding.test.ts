@@ -99,9 +99,10 @@ describe("raw reads and redaction", () => {
       expect(started.output).toBe("");
       writeFileSync(gate, "");
       // Unread until it has ended: its last read is taken from the exit record, made before anyone asked for a form.
-      await waitFor(() => service.list({}).sessions.some((s) => s.session_id === id && !s.running), 30_000, `job ${id} ended`);
+      // (A job still starting is not running either: wait for its exit itself.)
+      await waitFor(() => service.list({}).sessions.some((s) => s.session_id === id && s.status === "exited"), 30_000, `job ${id} exited`);
       const r = await service.writeStdin({ session_id: id, yield_time_ms: 0, raw }, call());
-      expect(r.running).toBe(false);
+      expect(r.status).toBe("exited");
       expect(r.output).toContain('__RESULT__ {"ok":true,"modules":2000}');
       if (raw) {
         expect(r.output).not.toContain("⟪");
