@@ -268,6 +268,16 @@ function createSandboxMatcher(resultPattern: string, failurePattern: string | nu
   };
   let pending: Pending | null = null;
 
+  // The sandbox holds only two compiled regexes, never a PTY or a process, so it may be ended in the middle of a
+  // match; but never while it still loads its modules, which can abort the whole process (docs/decisions.md, "Never
+  // terminate a thread that is still loading its modules"). An end asked for before it says it is ready happens then.
+  let life: "loading" | "loaded" | "exited" = "loading";
+  let endWhenLoaded = false;
+  const end = async (): Promise<void> => {
+    if (life === "loading") endWhenLoaded = true;
+    else if (life === "loaded") await worker.terminate();
+  };
+
   const startTimer = setTimeout(
     () => fail(new MatcherError(`the regex sandbox did not start within ${options.startDeadlineMs} ms`)),
     options.startDeadlineMs,
@@ -282,8 +292,7 @@ function createSandboxMatcher(resultPattern: string, failurePattern: string | nu
       pending.reject(error);
       pending = null;
     }
-    // Safe to end at any moment: the sandbox thread holds only two compiled regexes, never a PTY or a process.
-    void worker.terminate();
+    void end();
   };
 
   const armDeadline = (batch: Pending): void => {
@@ -296,6 +305,11 @@ function createSandboxMatcher(resultPattern: string, failurePattern: string | nu
   worker.on("message", (reply: SandboxReply) => {
     if (reply.type === "ready") {
       ready = true;
+      life = "loaded";
+      if (endWhenLoaded) {
+        void worker.terminate();
+        return;
+      }
       clearTimeout(startTimer);
       // A batch posted before the sandbox was up starts its clock only now: start-up is not matching time.
       if (pending !== null && pending.timer === null) armDeadline(pending);
@@ -313,6 +327,7 @@ function createSandboxMatcher(resultPattern: string, failurePattern: string | nu
   });
   worker.on("error", (error) => fail(new MatcherError(`regex sandbox crashed: ${error.message}`)));
   worker.on("exit", (code) => {
+    life = "exited";
     if (!disposed) fail(new MatcherError(`regex sandbox exited with code ${code}`));
   });
 
@@ -343,7 +358,7 @@ function createSandboxMatcher(resultPattern: string, failurePattern: string | nu
         pending.reject(new MatcherError("the regex sandbox was disposed"));
         pending = null;
       }
-      await worker.terminate();
+      await end();
     },
   };
 }

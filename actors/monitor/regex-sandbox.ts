@@ -1,8 +1,8 @@
 /**
  * The regex sandbox: a worker that runs contract patterns which V8's linear-time engine cannot take
  * (backreferences, lookahead). It owns nothing but two compiled regexes: no process, no PTY, no file, no timer,
- * so the engine can `terminate()` it at any moment — which is exactly what it does when a batch overruns its
- * deadline. Lines arrive in small batches and only the matches travel back.
+ * so once loaded the engine can `terminate()` it at any moment — which is exactly what it does when a batch overruns
+ * its deadline. Lines arrive in small batches and only the matches travel back.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import {
@@ -26,7 +26,8 @@ let failure: Pattern | null;
 try {
   result = compilePattern(init.resultPattern, "");
   failure = init.failurePattern === null ? null : compilePattern(init.failurePattern, "");
-  send({ type: "ready" });
+  // Ready only once this module has finished loading: until then the engine must not end this thread.
+  setImmediate(() => send({ type: "ready" }));
 } catch (error) {
   send({ type: "error", id: null, message: (error as Error).message });
   throw error;

@@ -163,7 +163,8 @@ export interface CleanupReport {
 export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: number; confirmMs?: number } = {}): Promise<CleanupReport> {
   const registries = await deadRegistries(options.root ?? tmpdir());
   if (registries.length === 0) return { stopped: 0, labels: [], unconfirmed: 0, notice: null };
-  const tagged = (await processesOfRuntimes(registries.map((found) => found.registry.runtimeId))) ?? [];
+  const runtimeIds = registries.map((found) => found.registry.runtimeId);
+  const tagged = (await processesOfRuntimes(runtimeIds)) ?? [];
   const jobs = registries.flatMap((found) => found.registry.jobs);
   // A group is signalled only while its own first process still runs (same start time) and still carries its tag:
   // a group id reused since, or a bad registry, can never make us signal someone else's processes.
@@ -178,29 +179,38 @@ export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: nu
   for (const members of await Promise.all(groups.map(groupMembers))) for (const pid of members) targets.add(pid);
   const hit = new Set<string>(tagged.map((process) => process.tag));
   for (const job of jobs) if (groups.includes(job.pgid)) hit.add(job.tag);
-  const labels = jobs.filter((job) => hit.has(job.tag)).map((job) => job.label);
 
-  const signal = (name: "SIGTERM" | "SIGKILL") => {
-    for (const pgid of groups) signalGroup(pgid, name);
-    for (const pid of targets) {
-      try {
-        process.kill(pid, name);
-      } catch {
-        // Gone meanwhile.
-      }
+  let sent: "SIGTERM" | "SIGKILL" = "SIGTERM";
+  const signal = (pid: number) => {
+    try {
+      process.kill(pid, sent);
+    } catch {
+      // Gone meanwhile.
     }
   };
+  const signalAll = () => {
+    for (const pgid of groups) signalGroup(pgid, sent);
+    for (const pid of targets) signal(pid);
+  };
+  // A process in the middle of an exec shows no environment, so one scan can miss it: every check looks again, and
+  // what carries a tag now is signalled at once with what the others got. Only a process that carries the tag when it
+  // is found is ever signalled, so a pid reused since can never be hit by this.
   const running = async () => {
+    for (const { pid, tag } of (await processesOfRuntimes(runtimeIds)) ?? []) {
+      if (targets.has(pid)) continue;
+      targets.add(pid);
+      hit.add(tag);
+      signal(pid);
+    }
     const stats = await statsOf([...targets]);
     // A zombie is gone for our purposes: it cannot be killed, and it holds nothing.
     return [...targets].filter((pid) => stats.has(pid) && stats.get(pid)![0] !== "Z");
   };
-  if (targets.size > 0) {
-    signal("SIGTERM");
-    if (!(await until(async () => (await running()).length === 0, options.graceMs ?? 1000))) {
-      signal("SIGKILL");
-      await until(async () => (await running()).length === 0, options.confirmMs ?? 5000);
-    }
+  signalAll();
+  if (!(await until(async () => (await running()).length === 0, options.graceMs ?? 1000))) {
+    sent = "SIGKILL";
+    signalAll();
+    await until(async () => (await running()).length === 0, options.confirmMs ?? 5000);
   }
   const unconfirmed = (await running()).length;
   if (unconfirmed === 0) {
@@ -213,6 +223,7 @@ export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: nu
     }
   }
   const stopped = targets.size;
+  const labels = jobs.filter((job) => hit.has(job.tag)).map((job) => job.label);
   return { stopped, labels, unconfirmed, notice: stopped > 0 ? cleanupNotice(stopped, labels) : null };
 }
 

@@ -1,3 +1,4 @@
+import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   compilePattern,
@@ -11,6 +12,7 @@ import {
 } from "../../actors/monitor/matcher.ts";
 import { validatePattern } from "../../shared/linear-regex.ts";
 import { disposedAfterEach } from "../fixtures/disposed.ts";
+import { waitFor } from "./helpers.ts";
 
 const sandboxes = disposedAfterEach<SandboxMatcher>();
 
@@ -224,4 +226,20 @@ describe("sandbox matching (backtracking engine in a worker)", () => {
     await stuck;
     expect(performance.now() - started).toBeLessThan(5_000);
   });
+
+  it("a sandbox given up on while it still loads fails at once and ends once it has loaded, leaving no thread", async () => {
+    const threads = () => readdirSync("/proc/self/task").length;
+    const before = threads();
+    for (let i = 0; i < 4; i++) {
+      const created = createMatcher("^(a+)+\\1b$", null, { startDeadlineMs: 1 });
+      if (!created.ok || created.matcher.kind !== "sandbox") throw new Error("expected a sandbox matcher");
+      const matcher = created.matcher;
+      // A thread takes far longer than 1 ms to boot: the deadline passes while its modules still load.
+      await expect(matcher.match(["aab"], true)).rejects.toThrow(/did not start within 1 ms/);
+      await matcher.dispose();
+    }
+    // Ending a thread in the middle of loading its modules can abort the process; ended once loaded, each goes.
+    await waitFor(() => threads() <= before, 20_000, "the sandboxes' threads to end");
+  });
 });
+
