@@ -298,6 +298,11 @@ export function createActorPool(options: { capacity: number; warm: number; entry
         return settled();
       };
       const end = async () => {
+        // One thread at a time: 64 threads ended at once kept Pi's thread from its loop for 120–160 ms (their teardowns
+        // contend with it for the process's locks and cores); one by one, no turn waited over ~10 ms, in about the same
+        // total time (docs/decisions.md, "Threads are ended one at a time"). A thread ended here leaves piscina's list
+        // at its exit, and piscina makes a new one only below `minThreads`: so the last `warm` are left to its destroy.
+        for (const thread of pool.threads.slice(options.warm)) await thread.terminate();
         await pool.destroy();
         process.off("exit", onExit);
       };
