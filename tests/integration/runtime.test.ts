@@ -379,7 +379,9 @@ describe("job runtime", () => {
 
   it("runs 64 concurrent actors, refuses a 65th, then shutdown leaves no process and no worker", async () => {
     runtime = runtimeFor();
-    const jobs = Array.from({ length: 64 }, (_, i) => runtime!.start(shellJob(`echo job-${i}; sleep 60`)));
+    // Each job outlives the longest start of the batch, so that every one of them is ended by the shutdown, not by
+    // its own deadline (a loaded run once took over 60 s to start all 64, and the first job timed out meanwhile).
+    const jobs = Array.from({ length: 64 }, (_, i) => runtime!.start(shellJob(`echo job-${i}; sleep 600`, { timeoutMs: 600_000 })));
     // 64 fresh threads cost seconds of CPU; on a loaded 2-core machine that is a minute or more.
     await waitFor(() => jobs.every((job) => job.phase() === "running"), 150_000, "all 64 spawned");
     const groups = jobs.map((job) => job.pgid()!);
