@@ -89,6 +89,24 @@ export async function scanTag(tag: string, window?: PidWindow): Promise<TagScan 
 }
 
 /**
+ * Which of `pids` still carry the tag: one `environ` read each instead of a walk over every process (a stop watches
+ * the escapees it found this way between its full scans, shared/process-group.ts). A pid that died meanwhile, or was
+ * given to another process since, is not counted. Null where environments cannot be read.
+ */
+export async function stillTagged(pids: readonly number[], tag: string): Promise<number[] | null> {
+  if (!IS_LINUX) return null;
+  const tagged: number[] = [];
+  return scan({
+    pids,
+    visit(pid, reads) {
+      const environ = reads.environ();
+      if (environ !== null && tagsIn(environ).includes(tag)) tagged.push(pid);
+    },
+    result: () => tagged,
+  });
+}
+
+/**
  * The scan for one tag: the pids allocated since the leader when there are few (probing each costs less than listing
  * /proc, and a missing pid fails at once), otherwise every process, of which those outside the window are skipped.
  */

@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -102,6 +102,45 @@ describe.runIf(linux)("taggedProcesses (Linux /proc/<pid>/environ)", () => {
     expect(pidAlive(escapee)).toBe(false);
     expect(await taggedProcesses(tag)).toEqual([]);
   });
+
+  it("a process that leaves the group while the stop is under way gets the stop's own signal before SIGKILL", async () => {
+    const tag = freshTag();
+    const dir = mkdtempSync(join(tmpdir(), "pi-jobs-tag-"));
+    const firstFile = join(dir, "first");
+    const laterFile = join(dir, "later");
+    const termFile = join(dir, "term");
+    // The first escapee ignores SIGTERM, so the stop waits out its grace; 1.5 s in, that escapee starts a second one
+    // (in a session of its own) that writes down the SIGTERM it gets, then exits. The child inherits the ignored
+    // SIGTERM until its handler is in place, so no stop's signal can come before it is ready to tell.
+    const script = join(dir, "first.pl");
+    writeFileSync(
+      script,
+      // It writes its own pid once it ignores SIGTERM: a stop that came while perl still loaded would end it at once.
+      `use POSIX; $SIG{TERM} = "IGNORE"; open(my $me, ">", ${JSON.stringify(firstFile)}); print $me $$; close($me);\n` +
+        `select(undef, undef, undef, 1.5); my $pid = fork();\n` +
+        `if ($pid == 0) { $SIG{TERM} = sub { open(my $t, ">", ${JSON.stringify(termFile)}); print $t "term"; close($t); exit 0; };\n` +
+        `  POSIX::setsid(); while (1) { select(undef, undef, undef, 0.1); } }\n` +
+        `open(my $f, ">", ${JSON.stringify(laterFile)}); print $f $pid; close($f); sleep 100;\n`,
+    );
+    const child = spawn("sh", ["-c", `setsid perl ${script} & sleep 100`], {
+      detached: true,
+      stdio: "ignore",
+      env: { ...process.env, [TAG_VARIABLE]: tag },
+    });
+    leftovers.push(child.pid!);
+    const pgid = child.pid!;
+    const escapee = await escapeePid(firstFile, pgid);
+
+    const outcome = await stopGroup(pgid, { graceMs: 6000, tag });
+    const laterPid = Number.parseInt(readFileSync(laterFile, "utf8"), 10);
+    leftovers.push(laterPid);
+    expect(outcome).toEqual({ confirmed: true, escalated: true });
+    expect(pidAlive(escapee)).toBe(false);
+    expect(pidAlive(laterPid)).toBe(false);
+    // Found by a look within the grace, not only by the last one after SIGKILL: it had the stop's own signal.
+    expect(readFileSync(termFile, "utf8").trim()).toBe("term");
+    expect(await taggedProcesses(tag)).toEqual([]);
+  }, 30_000);
 
   it("64 scans of every process at once share passes over /proc and never hold the thread for long", async () => {
     const tag = freshTag();
