@@ -89,21 +89,36 @@ export async function scanTag(tag: string, window?: PidWindow): Promise<TagScan 
 }
 
 /**
- * Which of `pids` still carry the tag: one `environ` read each instead of a walk over every process (a stop watches
- * the escapees it found this way between its full scans, shared/process-group.ts). A pid that died meanwhile, or was
- * given to another process since, is not counted. Null where environments cannot be read.
+ * Which of `pids`, found carrying the tag, are still there: one read each instead of a walk over every process (a stop
+ * watches the escapees it found this way between its full scans, shared/process-group.ts). One that still carries the
+ * tag counts, and so does one still exiting: once the kernel has begun to tear down a process's memory its environment
+ * reads as nothing (no longer tagged, to a scan), while the process holds its descriptors and runs on until it is a
+ * zombie, for tens of milliseconds with a large heap. A pid that died meanwhile, or was given to another process since,
+ * is not counted. Null where environments cannot be read.
  */
 export async function stillTagged(pids: readonly number[], tag: string): Promise<number[] | null> {
   if (!IS_LINUX) return null;
-  const tagged: number[] = [];
+  const still: number[] = [];
   return scan({
     pids,
     visit(pid, reads) {
       const environ = reads.environ();
-      if (environ !== null && tagsIn(environ).includes(tag)) tagged.push(pid);
+      if (environ !== null && environ.length > 0 ? tagsIn(environ).includes(tag) : exiting(reads)) still.push(pid);
     },
-    result: () => tagged,
+    result: () => still,
   });
+}
+
+/** Set in a process's stat flags once it has begun to exit. */
+const PF_EXITING = 0x00000004;
+
+/** Whether the process the walk is at has begun to exit and is not yet a zombie. */
+function exiting(reads: ProcReads): boolean {
+  const fields = reads.stat();
+  if (fields === null) return false;
+  const state = statField(fields, "state");
+  const flags = statNumber(fields, "flags");
+  return state !== undefined && state !== "Z" && state !== "X" && Number.isFinite(flags) && (flags & PF_EXITING) !== 0;
 }
 
 /**

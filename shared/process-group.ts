@@ -278,21 +278,24 @@ export async function stopGroup(pgid: number, options: StopOptions): Promise<{ c
   const remains = async (): Promise<Remains> => {
     const group = await watch.alive();
     if (tag === undefined || group) return { group, tagged: [], unsettled: 0 };
-    if (watched !== null && performance.now() - watched.since < FULL_SCAN_EVERY_MS) {
-      const still = await stillTagged(watched.pids, tag);
-      if (still !== null && still.length > 0) {
-        watched.pids = still;
-        return { group, tagged: still, unsettled: 0 };
-      }
+    // The escapees found before, as they are now: still tagged, or still exiting (which a scan no longer sees).
+    const still = watched === null ? [] : ((await stillTagged(watched.pids, tag)) ?? []);
+    if (watched !== null && still.length > 0 && performance.now() - watched.since < FULL_SCAN_EVERY_MS) {
+      watched.pids = still;
+      return { group, tagged: still, unsettled: 0 };
     }
     // Nothing watched, all of it gone, or time for a full look: only a scan of every process confirms a stop.
     const found = await scanTag(tag, window);
-    watched = found === null || found.tagged.length === 0 ? null : { pids: found.tagged, since: performance.now() };
-    if (found === null) return { group, tagged: null, unsettled: 0 };
+    if (found === null) {
+      watched = null;
+      return { group, tagged: null, unsettled: 0 };
+    }
+    const tagged = [...new Set([...found.tagged, ...still])].sort((a, b) => a - b);
     const now = performance.now();
+    watched = tagged.length === 0 ? null : { pids: tagged, since: now };
     for (const pid of found.unsettled) if (!unsettledSince.has(pid)) unsettledSince.set(pid, now);
     const unsettled = found.unsettled.filter((pid) => now - unsettledSince.get(pid)! < UNSETTLED_WAIT_MS).length;
-    return { group, tagged: found.tagged, unsettled };
+    return { group, tagged, unsettled };
   };
   const killAll = (left: Remains) => {
     if (left.group) signalGroup(pgid, "SIGKILL");

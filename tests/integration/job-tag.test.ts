@@ -22,7 +22,7 @@ let runtime: SupervisedRuntime | null = null;
 afterEach(async () => {
   await runtime?.shutdown();
   runtime = null;
-  killLeftovers(leftovers);
+  killLeftovers(leftovers, { groups: true });
 });
 
 const freshTag = () => `${randomBytes(6).toString("hex")}/job_1`;
@@ -141,6 +141,35 @@ describe.runIf(linux)("taggedProcesses (Linux /proc/<pid>/environ)", () => {
     expect(readFileSync(termFile, "utf8").trim()).toBe("term");
     expect(await taggedProcesses(tag)).toEqual([]);
   }, 30_000);
+
+  it("confirms a stop only once a killed escapee has finished exiting, not once its memory is going", async () => {
+    // While the kernel frees an exiting process's memory its environment reads as nothing, yet the process runs on,
+    // holding its descriptors, until it is a zombie: tens of milliseconds for a heap this large, which the checks
+    // after SIGKILL (5 ms doubling to 50 ms) fall into.
+    for (let round = 0; round < 3; round += 1) {
+      const tag = freshTag();
+      const dir = mkdtempSync(join(tmpdir(), "pi-jobs-tag-"));
+      const pidFile = join(dir, "pid");
+      const script = join(dir, "heavy.pl");
+      writeFileSync(
+        script,
+        `$SIG{TERM} = "IGNORE"; my $heap = "x" x ($ARGV[0] * 1024 * 1024);\n` +
+          `open(my $f, ">", ${JSON.stringify(pidFile)}); print $f $$; close($f); sleep 100;\n`,
+      );
+      const child = spawn("sh", ["-c", `setsid perl ${script} 384 & sleep 100`], {
+        detached: true,
+        stdio: "ignore",
+        env: { ...process.env, [TAG_VARIABLE]: tag },
+      });
+      leftovers.push(child.pid!);
+      const escapee = await escapeePid(pidFile, child.pid!);
+
+      const outcome = await stopGroup(child.pid!, { graceMs: 200, tag });
+      const running = pidAlive(escapee);
+      expect(outcome).toEqual({ confirmed: true, escalated: true });
+      expect(running).toBe(false);
+    }
+  }, 60_000);
 
   it("64 scans of every process at once share passes over /proc and never hold the thread for long", async () => {
     const tag = freshTag();
