@@ -70,7 +70,9 @@ describe("pi-jobs UI in the TUI", () => {
     tui = await startTui({ extensions: EXTENSIONS, args: DEMO, cols: 80, rows: 24 });
     const t = tui;
     await startBackgroundJobs(t, 24);
-    const opened = await openConsole(t);
+    await openConsole(t);
+    // On a busy machine the selected job may still be starting when the console opens; it redraws once it runs.
+    const opened = await t.waitForPane(/▸ running · shell · i=0[\s\S]*\? help/);
     fitsWidth(opened, 80);
     expect(opened).toMatch(/▸ running · shell · i=0/);
     expect(opened).toMatch(/Output: hidden · Enter shows it/);
