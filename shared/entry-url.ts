@@ -8,16 +8,27 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { workersFromDist } from "./config.ts";
 
-const here = new URL(".", import.meta.url);
-const compiled = here.pathname.includes("/dist/");
-const underNodeModules = fileURLToPath(here).split(/[\\/]/).includes("node_modules");
+/**
+ * The package's root, from the URL of the module running this code. Compiled code (JavaScript) lies under the
+ * package's dist/, the last such folder in its path, but not always at this file's depth: it also runs bundled into
+ * the actor thread's entry (dist/actors/thread/actor-thread.js), where `import.meta.url` is the bundle's. Source
+ * (TypeScript) is this very file, one folder below the root.
+ */
+export function packageRootOf(moduleUrl: string): { root: URL; compiled: boolean } {
+  if (!moduleUrl.endsWith(".js")) return { root: new URL("../", moduleUrl), compiled: false };
+  const dist = moduleUrl.lastIndexOf("/dist/");
+  if (dist < 0) throw new Error(`pi-jobs: compiled module ${moduleUrl} is not under a dist/ folder`);
+  return { root: new URL(moduleUrl.slice(0, dist + 1)), compiled: true };
+}
+
+const { root, compiled } = packageRootOf(import.meta.url);
+const underNodeModules = fileURLToPath(root).split(/[\\/]/).includes("node_modules");
 
 /** URL of the module `<folder>/<name>` that a new thread or process starts from, for the way this copy is running. */
 function entryUrl(folder: "actors" | "spawner", name: string): URL {
-  if (compiled) return new URL(`../${folder}/${name}.js`, here);
-  const source = new URL(`../${folder}/${name}.ts`, here);
-  if (!underNodeModules && !workersFromDist(process.env)) return source;
-  const built = new URL(`../dist/${folder}/${name}.js`, here);
+  const built = new URL(`dist/${folder}/${name}.js`, root);
+  if (compiled) return built;
+  if (!underNodeModules && !workersFromDist(process.env)) return new URL(`${folder}/${name}.ts`, root);
   if (existsSync(fileURLToPath(built))) return built;
   throw new Error(
     `pi-jobs: compiled module dist/${folder}/${name}.js is missing; run "npm run build" in the pi-jobs package`,

@@ -259,6 +259,22 @@ describe("pi install npm: of the packed tarball", () => {
     expect(run.stdout).toMatch(/capture\.n=42/);
   });
 
+  test("a monitor whose pattern needs the regex sandbox starts it from the installed dist/", async () => {
+    // A backreference cannot run in V8's linear-time engine, so every line goes to the sandbox thread, which the
+    // actor thread's bundled entry starts: its path must resolve from the bundle's place under dist/.
+    const run = await runPrint("go", {
+      extensions: [installed.pkgDir],
+      steps: [
+        { toolCalls: [{ name: "monitor_start", arguments: { command: "echo abc=xyz; echo abc=abc", result_pattern: "^(\\w+)=\\1$" } }] },
+        { text: "{{last}}" },
+      ],
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).not.toMatch(/matcher_error|regex sandbox/);
+    expect(run.stdout).toMatch(/status=success/);
+    expect(run.stdout).toMatch(/abc=abc/);
+  });
+
   test("index.ts loads in real Pi from the installed location", async () => {
     const run = await runPrint("ping", {
       extensions: [installed.pkgDir],
