@@ -3,7 +3,8 @@
  * smooth while CPU-bound jobs run (docs/decisions.md, "Jobs share one scheduling group").
  *
  * - The floor: 64 empty worker threads started at once by a bare Node process, on the idle machine, in the same run:
- *   what any design that gives each job a thread pays at least.
+ *   what any design that gives each job a thread pays at least. Beside it, what such a design pays at least with
+ *   pi-jobs' code: 64 threads that load the actor thread's compiled entry and do nothing else.
  * - A busy batch: 64 jobs that poll (`while :; do sleep 0.1; done`: a fork and an exec ten times a second each; 64 of
  *   them keep both cores of a 2-core machine busy) started in one batch on a fresh runtime, until every one runs; then
  *   held for a while, during which the supervisor must stop none of them.
@@ -32,13 +33,16 @@ const POLLING = "while :; do sleep 0.1; done";
 /** A batch that has not started by then is reported as such, not waited for. */
 const BATCH_LIMIT_MS = 180_000;
 
-/** 64 empty worker threads started at once by a bare Node process: milliseconds until every one has answered. */
-const EMPTY_WORKERS = `
+/**
+ * 64 worker threads started at once by a bare Node process, each running `body` and then answering: milliseconds
+ * until every one has answered.
+ */
+const barePerThread = (body: string) => `
 const { Worker } = require("node:worker_threads");
 const began = performance.now();
 const threads = [];
 Promise.all(Array.from({ length: ${BATCH} }, () => new Promise((resolve) => {
-  const worker = new Worker("require('node:worker_threads').parentPort.postMessage(1)", { eval: true });
+  const worker = new Worker(${JSON.stringify(body)}, { eval: true });
   threads.push(worker);
   worker.once("message", resolve);
 }))).then(async () => {
@@ -46,13 +50,17 @@ Promise.all(Array.from({ length: ${BATCH} }, () => new Promise((resolve) => {
   await Promise.all(threads.map((worker) => worker.terminate()));
 });`;
 
-function emptyWorkers(): Promise<number> {
+const EMPTY = "require('node:worker_threads').parentPort.postMessage(1)";
+/** The thread loads `entry` (a module's URL), then answers. */
+const loading = (entry: URL) => `import(${JSON.stringify(entry.href)}).then(() => require('node:worker_threads').parentPort.postMessage(1))`;
+
+function threadsStarted(body: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-e", EMPTY_WORKERS], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["-e", barePerThread(body)], { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
     child.once("error", reject);
-    child.once("close", () => (Number.isFinite(Number(out)) && out !== "" ? resolve(Number(out)) : reject(new Error(`empty workers: ${out}`))));
+    child.once("close", () => (Number.isFinite(Number(out)) && out !== "" ? resolve(Number(out)) : reject(new Error(`bare threads: ${out}`))));
   });
 }
 
@@ -196,13 +204,20 @@ export interface BurstResult {
   /** 64 empty worker threads, each run of the floor (ms). */
   floorRuns: number[];
   floorMs: number;
+  /** 64 threads loading the installed copy's compiled actor entry, nothing else, each run (ms). */
+  codeFloorRuns: number[];
   copies: BurstCopy[];
   plainCpuLoad: CpuLoadRun;
 }
 
 export async function benchBurst(): Promise<BurstResult> {
   const floorRuns: number[] = [];
-  for (let i = 0; i < 3; i += 1) floorRuns.push(await emptyWorkers());
+  const codeFloorRuns: number[] = [];
+  const actorEntry = (await loadCopy("installed")).workerUrl("thread/actor-thread");
+  for (let i = 0; i < 3; i += 1) {
+    floorRuns.push(await threadsStarted(EMPTY));
+    codeFloorRuns.push(await threadsStarted(loading(actorEntry)));
+  }
   const copies: BurstCopy[] = [];
   for (const copy of COPIES) {
     const pkg = await loadCopy(copy);
@@ -215,7 +230,7 @@ export async function benchBurst(): Promise<BurstResult> {
     const cpuLoad = await underCpuLoad(pkg);
     copies.push({ copy, busy, idle, cpuLoad, stops: await benchTakeoverLoop(pkg.createJobRuntime) });
   }
-  return { floorRuns, floorMs: summarize(floorRuns).median, copies, plainCpuLoad: await plainUnderCpuLoad() };
+  return { floorRuns, floorMs: summarize(floorRuns).median, codeFloorRuns, copies, plainCpuLoad: await plainUnderCpuLoad() };
 }
 
 const BUSY_FACTOR = 2;
@@ -243,6 +258,13 @@ export function burstRows(result: BurstResult): Row[] {
       benchmark: `starts under load: ${BATCH} jobs in one batch`,
       variant: `floor: ${BATCH} empty worker threads, bare Node, idle machine (${result.floorRuns.length} runs)`,
       result: `${ms(floor)} median (runs ${result.floorRuns.map(ms).join(", ")})`,
+      target: "baseline",
+      met: null,
+    },
+    {
+      benchmark: "",
+      variant: `floor with pi-jobs' code: ${BATCH} threads that load the actor thread's compiled entry and nothing else (${result.codeFloorRuns.length} runs)`,
+      result: `${ms(summarize(result.codeFloorRuns).median)} median = ${round(summarize(result.codeFloorRuns).median / floor)}× the floor (runs ${result.codeFloorRuns.map(ms).join(", ")})`,
       target: "baseline",
       met: null,
     },

@@ -3,7 +3,8 @@
  * loads an extension (through jiti, with the options Pi 1.6 gives it), so that where the copy lies is all that
  * differs:
  * - checkout: this repository, as `npm start` runs it: Pi transforms the host code from its TypeScript source, and
- *   worker threads load actors/, mailbox/ and shared/ from source too (Node strips the types);
+ *   worker threads run the checkout's compiled dist/, built first when their sources changed (demo/start.ts); with
+ *   PI_JOBS_WORKERS set, as it says (`source`: Node strips the types of actors/, mailbox/ and shared/ in every thread);
  * - installed: the package as a user installs it (bench/installed.ts). Under node_modules its workers run its own
  *   compiled dist/ (shared/entry-url.ts), and its host code resolves its dependencies from the install.
  */
@@ -15,6 +16,8 @@ import type { workerUrl } from "../shared/entry-url.ts";
 import type { createJobRuntime, RuntimeOptions, SupervisedRuntime } from "../host/runtime/runtime.ts";
 import type { ShellService } from "../host/shell/service.ts";
 import type { createShellState } from "../host/shell/state.ts";
+import { workersEnvironment } from "../demo/start.ts";
+import { readSwitch, WORKERS_SWITCH, workersFromDist } from "../shared/config.ts";
 import { installedRuntime } from "../tests/fixtures/jobs.ts";
 import { installedPackage } from "./installed.ts";
 
@@ -37,8 +40,17 @@ const HOST_FILES: Record<keyof HostCode, string> = {
   workerUrl: "shared/entry-url.ts",
 };
 
-/** Where each copy's actor threads must load their entry from, relative to the copy. */
-const ACTOR_ENTRY: Record<Copy, string> = { checkout: "actors/thread/actor-thread.ts", installed: "dist/actors/thread/actor-thread.js" };
+const COMPILED_ENTRY = "dist/actors/thread/actor-thread.js";
+
+/** Whether the checkout's threads run compiled code: as `npm start` runs them, unless PI_JOBS_WORKERS says otherwise. */
+function checkoutCompiled(): boolean {
+  return readSwitch(process.env, WORKERS_SWITCH) === null || workersFromDist(process.env);
+}
+
+/** Where a copy's actor threads must load their entry from, relative to the copy. */
+function actorEntry(copy: Copy): string {
+  return copy === "checkout" && !checkoutCompiled() ? "actors/thread/actor-thread.ts" : COMPILED_ENTRY;
+}
 
 export interface LoadedCopy extends HostCode {
   copy: Copy;
@@ -74,10 +86,11 @@ async function hostCode(root: string): Promise<HostCode> {
 }
 
 async function load(copy: Copy): Promise<LoadedCopy> {
+  if (copy === "checkout") Object.assign(process.env, await workersEnvironment(process.env));
   const root = copy === "checkout" ? CHECKOUT_ROOT : await installedPackage();
   const code = await hostCode(root);
   const entry = relative(root, fileURLToPath(code.workerUrl("thread/actor-thread")));
-  if (entry !== ACTOR_ENTRY[copy]) throw new Error(`the ${copy} copy's actor threads would load ${entry}, not ${ACTOR_ENTRY[copy]}`);
+  if (entry !== actorEntry(copy)) throw new Error(`the ${copy} copy's actor threads would load ${entry}, not ${actorEntry(copy)}`);
   return { ...code, copy, runtime: (options = {}) => installedRuntime(options, code.createJobRuntime) };
 }
 
@@ -95,7 +108,8 @@ export function loadCopy(copy: Copy): Promise<LoadedCopy> {
 
 /** What a row says about the copy it measured. */
 export function copyLabel(copy: Copy): string {
-  return copy === "checkout" ? "checkout (TypeScript workers)" : "installed (npm pack, compiled workers)";
+  if (copy === "installed") return "installed (npm pack, compiled workers)";
+  return checkoutCompiled() ? "checkout (npm start, compiled workers)" : "checkout (TypeScript workers)";
 }
 
 /** The copy a child process is told to measure (`--copy=checkout|installed`). */

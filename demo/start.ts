@@ -1,7 +1,11 @@
 /**
- * `npm start`: Pi with pi-jobs loaded. With model credentials (a provider API key in the environment, or Pi's own
- * auth/models files), Pi starts as usual with the user's models. Without any, it starts the bundled demo model, a
- * clearly labelled scripted tour, so a newcomer sees pi-jobs work in the real TUI with no API key.
+ * `npm start`: Pi with pi-jobs loaded, its worker threads and spawner running the JavaScript compiled into dist/ as an
+ * installed copy's do, compiled first when their sources changed since the last build
+ * (docs/decisions.md, "npm start runs the compiled workers"); PI_JOBS_WORKERS, when set, chooses instead.
+ *
+ * With model credentials (a provider API key in the environment, or Pi's own auth/models files), Pi starts as usual
+ * with the user's models. Without any, it starts the bundled demo model, a clearly labelled scripted tour, so a
+ * newcomer sees pi-jobs work in the real TUI with no API key.
  * PI_JOBS_DEMO=1 forces the demo, PI_JOBS_DEMO=0 never uses it (host/config.ts).
  */
 import { spawn } from "node:child_process";
@@ -10,6 +14,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { demoForced } from "../host/config.ts";
+import { readSwitch, WORKERS_SWITCH } from "../shared/config.ts";
 import { DEMO_MODEL, DEMO_PROVIDER } from "./extension.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -42,7 +47,27 @@ export function piArguments(demo: boolean, extra: readonly string[]): string[] {
   return [...args, ...extra];
 }
 
-function main(): void {
+/**
+ * Pi's environment with the workers it should run: the compiled ones, built first if dist/ is older than their
+ * sources. Where they cannot be built (a development dependency missing), the workers run from source, as they would
+ * without `npm start`, and the user is told why.
+ */
+export async function workersEnvironment(env: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
+  if (readSwitch(env, WORKERS_SWITCH) !== null) return env;
+  try {
+    const { buildWorkers, needsBuild } = await import("../scripts/build.ts");
+    if (needsBuild()) {
+      process.stderr.write("pi-jobs: compiling the workers into dist/ (their sources changed since the last build)\n");
+      await buildWorkers({ clean: false });
+    }
+    return { ...env, [WORKERS_SWITCH[0]]: "dist" };
+  } catch (error) {
+    process.stderr.write(`pi-jobs: the workers could not be compiled, so they run from source: ${(error as Error).message}\n`);
+    return env;
+  }
+}
+
+async function main(): Promise<void> {
   const demo = demoForced(process.env) ?? !hasCredentials();
   if (demo) {
     process.stderr.write(
@@ -51,11 +76,12 @@ function main(): void {
     );
   }
   const pi = join(ROOT, "node_modules", ".bin", "pi");
-  const child = spawn(process.execPath, [existsSync(pi) ? pi : "pi", ...piArguments(demo, process.argv.slice(2))], { stdio: "inherit" });
+  const env = await workersEnvironment(process.env);
+  const child = spawn(process.execPath, [existsSync(pi) ? pi : "pi", ...piArguments(demo, process.argv.slice(2))], { stdio: "inherit", env });
   child.on("exit", (code, signal) => {
     if (signal !== null) process.kill(process.pid, signal);
     else process.exit(code ?? 0);
   });
 }
 
-if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

@@ -29,7 +29,8 @@ export const WORKERS_SWITCH: SwitchNames = ["PI_JOBS_WORKERS"];
 
 /**
  * `PI_JOBS_WORKERS=dist`: a checkout's threads and spawner run the JavaScript compiled into dist/ instead of their
- * TypeScript source, as an installed copy's do: the compiled workers can be measured without installing them.
+ * TypeScript source, as an installed copy's do. `npm start` sets it, having compiled dist/ if its sources changed
+ * (demo/start.ts); any other value keeps the source.
  */
 export function workersFromDist(env: Env): boolean {
   return readSwitch(env, WORKERS_SWITCH)?.raw === "dist";

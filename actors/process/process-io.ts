@@ -3,7 +3,7 @@
  * interface so the job actor does not care which. Spawn problems become one clear message (missing working
  * directory, missing shell) instead of an ENOENT that names the wrong file.
  */
-import { spawn as spawnChild, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { accessSync, constants, readSync, statSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
@@ -123,7 +123,9 @@ export async function spawnProcess(request: SpawnRequest): Promise<ProcessIo> {
   return spawnPipes(request, request.io.stdin);
 }
 
-function spawnPipes(request: SpawnRequest, withStdin: boolean): Promise<ProcessIo> {
+/** Forks a pipe job's process on this thread: only where the spawner is off or gone, so loaded only then. */
+async function spawnPipes(request: SpawnRequest, withStdin: boolean): Promise<ProcessIo> {
+  const { spawn: spawnChild } = await import("node:child_process");
   // Read before the fork, never after (see spawner/spawner.ts).
   const spawnedAt = performance.now();
   const child: ChildProcess = spawnChild(request.shell, ["-c", request.command], {

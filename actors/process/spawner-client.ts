@@ -5,9 +5,9 @@
  * child gets and one control socket; the child's stdio are those sockets themselves, so its bytes come straight
  * here, exactly as from a child this thread spawned.
  */
-import { randomUUID } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { threadId } from "node:worker_threads";
 import { LineReader, line, onThisClock, parseReply, type Hello, type SpawnRequest, type StreamRole } from "../../mailbox/spawner-protocol.ts";
 import { signalTagged, taggedProcesses } from "../../shared/job-tag.ts";
 import { pipeIo } from "./pipe-io.ts";
@@ -67,11 +67,22 @@ async function openAll(path: string, request: SpawnRequest): Promise<{ control: 
  */
 export type SpawnerOutcome = { kind: "spawned"; io: ProcessIo } | { kind: "unreachable" } | { kind: "failed"; message: string };
 
+let spawns = 0;
+
+/**
+ * Names one spawn to the spawner, for matching its connections: unique among the threads of this process, which are
+ * all the spawner serves. Not a random UUID: node:crypto costs every thread a few milliseconds to load.
+ */
+function spawnId(): string {
+  spawns += 1;
+  return `${threadId}.${spawns}`;
+}
+
 /** Starts the job's process through the spawner listening at `path`. */
 export async function spawnThroughSpawner(path: string, job: SpawnerJob): Promise<SpawnerOutcome> {
   const request: SpawnRequest = {
     // Unique in the session; it need not be secret, the socket is in a directory only this user can enter.
-    spawn: randomUUID(),
+    spawn: spawnId(),
     role: "control",
     shell: job.shell,
     command: job.command,

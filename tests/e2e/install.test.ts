@@ -90,7 +90,7 @@ function formOf(file: string): WorkerForm | string {
 function expectWorkersFrom(files: string[], pkgDir: string, root: string): { own: string[]; form: WorkerForm } {
   expect(files.filter((file) => inside(root, file) === undefined), `worker files outside ${root}`).toEqual([]);
   const own = ownFiles(files, pkgDir);
-  // Compiled, the job actor is bundled into the thread's entry (scripts/bundle-workers.ts).
+  // Compiled, the job actor is bundled into the thread's entry (scripts/build.ts).
   expect(own.some((file) => /^(actors\/job\/actor\.ts|dist\/actors\/thread\/actor-thread\.js)$/.test(file)), own.join("\n")).toBe(true);
   const forms = [...new Set(own.map(formOf))];
   expect([["compiled"], ["source"]], `forms of the worker files: ${forms.join(", ")}`).toContainEqual(forms);

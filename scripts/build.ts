@@ -1,0 +1,102 @@
+/**
+ * `npm run build`: the JavaScript that worker threads and the spawner run where Node strips no types (under
+ * node_modules), and that `npm start` runs in a checkout (docs/decisions.md, "npm start runs the compiled workers").
+ *
+ * Two esbuild passes, well under a second together:
+ * 1. every source file of actors/, mailbox/, shared/ and spawner/ to dist/ with the same relative layout, one output
+ *    file per source file, its relative imports renamed from .ts to .js. The sources use only erasable TypeScript
+ *    (tsconfig.json: erasableSyntaxOnly, verbatimModuleSyntax), so this is type stripping, as Node itself does it;
+ *    `npm run typecheck` checks the types.
+ * 2. the job actor's thread entry bundled into one file, dist/actors/thread/actor-thread.js, over its pass-1 output.
+ *    Every thread loads its entry when it starts, and resolving, reading and compiling ~20 modules was a good part of
+ *    what a thread costs beyond Node's own worker start (docs/decisions.md, "A lean worker entry"). Packages stay
+ *    external: node-pty is native, comlink is loaded with `createRequire`, each resolved from the installed package.
+ *    A module a thread loads only on demand stays a separate file (its pass-1 output), so that what it imports is
+ *    still loaded only then: the terminal emulator (PTY jobs). The mailbox's schemas (TypeBox, which an installed
+ *    copy's threads must never need) are never loaded by a thread at all: it imports only their types.
+ *
+ * `needsBuild` says whether dist/ is older than the sources it is built from, for `npm start` and the benchmarks.
+ */
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build, type Plugin } from "esbuild";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+
+/** The folders whose code runs on worker threads or in the spawner. */
+const SOURCE_FOLDERS = ["actors", "mailbox", "shared", "spawner"] as const;
+/** Files besides the sources whose change changes the output. */
+const BUILD_INPUTS = ["scripts/build.ts"];
+
+const ENTRY = "actors/thread/actor-thread.ts";
+/** Written last: its time is when the last complete build ended. */
+const BUNDLE = `dist/${ENTRY.replace(/\.ts$/, ".js")}`;
+
+/** Modules imported with `import()` for their heavy dependencies: kept out of the bundle, loaded from dist/ as compiled. */
+const LOADED_ON_DEMAND = /\/terminal-text\.ts$/;
+
+function sourceFiles(root: string): string[] {
+  const files: string[] = [];
+  const visit = (dir: string): void => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) visit(path);
+      else if (entry.name.endsWith(".ts")) files.push(path);
+    }
+  };
+  for (const folder of SOURCE_FOLDERS) if (existsSync(join(root, folder))) visit(folder);
+  return files.sort();
+}
+
+/** Whether dist/ at `root` is missing or older than any source or input of its build. */
+export function needsBuild(root: string = ROOT): boolean {
+  const bundle = join(root, BUNDLE);
+  if (!existsSync(bundle)) return true;
+  const built = statSync(bundle).mtimeMs;
+  const inputs = [...sourceFiles(root), ...BUILD_INPUTS].map((file) => join(root, file));
+  return inputs.some((file) => existsSync(file) && statSync(file).mtimeMs > built);
+}
+
+/** Pass 1: each file on its own. Every import stays an import; a relative one names the compiled file. */
+const eachFileAlone: Plugin = {
+  name: "each-file-alone",
+  setup(context) {
+    context.onResolve({ filter: /.*/ }, (args) => {
+      if (args.kind === "entry-point") return undefined;
+      return { path: args.path.startsWith(".") ? args.path.replace(/\.ts$/, ".js") : args.path, external: true };
+    });
+  },
+};
+
+/**
+ * Pass 2: an on-demand module's import is written from the bundle's place, not the importer's: the importer's code
+ * moves into the bundle, whose folder may differ (`actors/thread/` importing what `actors/output/` loads).
+ */
+const onDemandStaysSeparate: Plugin = {
+  name: "on-demand-modules-stay-separate",
+  setup(context) {
+    context.onResolve({ filter: LOADED_ON_DEMAND }, (args) => {
+      if (args.kind !== "dynamic-import") return undefined;
+      const source = relative(ROOT, resolve(args.resolveDir, args.path));
+      const compiled = join(ROOT, "dist", source.replace(/\.ts$/, ".js"));
+      let path = relative(dirname(join(ROOT, BUNDLE)), compiled).split(sep).join("/");
+      if (!path.startsWith(".")) path = `./${path}`;
+      return { path, external: true };
+    });
+  },
+};
+
+const COMMON = { absWorkingDir: ROOT, bundle: true, platform: "node", format: "esm", target: "node22", logLevel: "warning" } as const;
+
+/**
+ * Builds dist/. `clean` first removes it, so that nothing of a deleted source is left to be packed; `npm start` does
+ * not, since another Pi of this checkout may be loading its threads from dist/ at that moment.
+ */
+export async function buildWorkers(options: { clean: boolean }): Promise<void> {
+  if (options.clean) rmSync(join(ROOT, "dist"), { recursive: true, force: true });
+  await build({ ...COMMON, entryPoints: sourceFiles(ROOT), outbase: ".", outdir: "dist", plugins: [eachFileAlone] });
+  await build({ ...COMMON, entryPoints: [ENTRY], outfile: BUNDLE, packages: "external", plugins: [onDemandStaysSeparate] });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await buildWorkers({ clean: true });
