@@ -18,7 +18,7 @@ export function filesUnder(dir: string, suffix: string): string[] {
   return found.sort();
 }
 
-/** Static and literal dynamic import specifiers of an ES module as tsc emits it. */
+/** Static and literal dynamic import specifiers of an ES module as the build (scripts/build.ts) emits it. */
 export function importSpecifiers(code: string): string[] {
   const patterns = [
     /\bfrom\s*["']([^"']+)["']/g,
