@@ -57,7 +57,7 @@ export async function workersEnvironment(env: NodeJS.ProcessEnv): Promise<NodeJS
   try {
     const { buildWorkers, needsBuild } = await import("../scripts/build.ts");
     if (needsBuild()) {
-      process.stderr.write("pi-jobs: compiling the workers into dist/ (their sources changed since the last build)\n");
+      process.stderr.write("pi-jobs: compiling the workers into dist/ (none yet, or older than their sources)\n");
       await buildWorkers({ clean: false });
     }
     return { ...env, [WORKERS_SWITCH[0]]: "dist" };
