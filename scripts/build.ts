@@ -37,16 +37,12 @@ const BUNDLE = `dist/${ENTRY.replace(/\.ts$/, ".js")}`;
 const LOADED_ON_DEMAND = /\/terminal-text\.ts$/;
 
 function sourceFiles(root: string): string[] {
-  const files: string[] = [];
-  const visit = (dir: string): void => {
-    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
-      const path = `${dir}/${entry.name}`;
-      if (entry.isDirectory()) visit(path);
-      else if (entry.name.endsWith(".ts")) files.push(path);
-    }
-  };
-  for (const folder of SOURCE_FOLDERS) if (existsSync(join(root, folder))) visit(folder);
-  return files.sort();
+  const filesOf = (folder: string) =>
+    readdirSync(join(root, folder), { recursive: true, encoding: "utf8" }).map((file) => `${folder}/${file.split(sep).join("/")}`);
+  return SOURCE_FOLDERS.filter((folder) => existsSync(join(root, folder)))
+    .flatMap(filesOf)
+    .filter((file) => file.endsWith(".ts"))
+    .sort();
 }
 
 /** Whether dist/ at `root` is missing or older than any source or input of its build. */
