@@ -13,14 +13,15 @@
  *   beside the same with every process started by plain `child_process.spawn` on Pi's thread, each in a session of
  *   its own, as an extension without actors does.
  * - 64 jobs stopped at once, by a shutdown and by the supervisor taking every one over: the longest stretch Pi's
- *   thread was blocked (bench/takeover-loop.ts).
+ *   thread was blocked (bench/takeover-loop.ts); beside it the same stretch in a bare Node process whose 64 lowered
+ *   threads stop at once, the floor of any design that runs the jobs' actors as threads of Pi's process.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { SupervisedRuntime } from "../host/runtime/runtime.ts";
 import type { JobHandle } from "../host/runtime/api.ts";
 import { COPIES, copyLabel, loadCopy, type Copy, type LoadedCopy } from "./copy.ts";
-import { benchTakeoverLoop, TARGET_MAX_BLOCKED_MS, type TakeoverLoopResult } from "./takeover-loop.ts";
+import { benchTakeoverLoop, STOP_CPU_MS, stopFloorMs, TARGET_MAX_BLOCKED_MS, type TakeoverLoopResult } from "./takeover-loop.ts";
 import { closeRuntime, jobRequest, ms, repetitions, round, sleep, summarize, waitFor, type Row, type Summary } from "./shared.ts";
 
 const BATCH = 64;
@@ -206,6 +207,8 @@ export interface BurstResult {
   floorMs: number;
   /** 64 threads loading the installed copy's compiled actor entry, nothing else, each run (ms). */
   codeFloorRuns: number[];
+  /** 64 lowered threads of a bare Node process stopping at once: its main thread's longest stretch, each run (ms). */
+  stopFloorRuns: number[];
   copies: BurstCopy[];
   plainCpuLoad: CpuLoadRun;
 }
@@ -213,10 +216,12 @@ export interface BurstResult {
 export async function benchBurst(): Promise<BurstResult> {
   const floorRuns: number[] = [];
   const codeFloorRuns: number[] = [];
+  const stopFloorRuns: number[] = [];
   const actorEntry = (await loadCopy("installed")).workerUrl("thread/actor-thread");
   for (let i = 0; i < 3; i += 1) {
     floorRuns.push(await threadsStarted(EMPTY));
     codeFloorRuns.push(await threadsStarted(loading(actorEntry)));
+    stopFloorRuns.push(await stopFloorMs());
   }
   const copies: BurstCopy[] = [];
   for (const copy of COPIES) {
@@ -230,7 +235,7 @@ export async function benchBurst(): Promise<BurstResult> {
     const cpuLoad = await underCpuLoad(pkg);
     copies.push({ copy, busy, idle, cpuLoad, stops: await benchTakeoverLoop(pkg.createJobRuntime) });
   }
-  return { floorRuns, floorMs: summarize(floorRuns).median, codeFloorRuns, copies, plainCpuLoad: await plainUnderCpuLoad() };
+  return { floorRuns, floorMs: summarize(floorRuns).median, codeFloorRuns, stopFloorRuns, copies, plainCpuLoad: await plainUnderCpuLoad() };
 }
 
 const BUSY_FACTOR = 2;
@@ -307,11 +312,19 @@ export function burstRows(result: BurstResult): Row[] {
     target: "baseline",
     met: null,
   });
-  result.copies.forEach((measured, index) => {
+  const stopFloor = summarize(result.stopFloorRuns).median;
+  rows.push({
+    benchmark: `Pi's loop while ${BATCH} jobs stop at once (each with a descendant out of its group)`,
+    variant: `floor: bare Node, ${BATCH} threads lowered as actors are, told to stop at once, each spending ${ms(STOP_CPU_MS)} of CPU with a message to the main thread every 10 ms, then ending (${result.stopFloorRuns.length} runs)`,
+    result: `longest blocked stretch of the main thread ${ms(stopFloor)} median (runs ${result.stopFloorRuns.map(ms).join(", ")})`,
+    target: "baseline",
+    met: null,
+  });
+  result.copies.forEach((measured) => {
     const stops = measured.stops;
     const worst = Math.max(stops.shutdownMaxBlockedMs, stops.takeoverMaxBlockedMs);
     rows.push({
-      benchmark: index === 0 ? `Pi's loop while ${stops.jobs} jobs stop at once (each with a descendant out of its group)` : "",
+      benchmark: "",
       variant: copyLabel(measured.copy),
       result:
         `longest blocked stretch: shutdown ${ms(stops.shutdownMaxBlockedMs)} (${ms(stops.shutdownMaxBlockedCpuMs)} of it Pi's CPU), ` +

@@ -7,6 +7,7 @@
  *
  * `node bench/takeover-loop.ts` prints one run.
  */
+import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { stopLoop } from "../tests/fixtures/stop-loop.ts";
 import type { createJobRuntime } from "../host/runtime/runtime.ts";
@@ -22,6 +23,56 @@ export interface TakeoverLoopResult {
   /** The most of this thread's own CPU time in such a stretch: without the waits for a core a loaded machine adds. */
   shutdownMaxBlockedCpuMs: number;
   takeoverMaxBlockedCpuMs: number;
+}
+
+/** What an actor's stop costs its thread, about: a shutdown of `JOBS` jobs took 1.8–2.0 s of the process's CPU. */
+export const STOP_CPU_MS = 30;
+
+/**
+ * The floor under the stop stretch, in a bare Node process: `JOBS` worker threads that run below the main thread as
+ * actors do (ten nice steps, Linux), told at once to stop, each then spending STOP_CPU_MS of its CPU with a message to
+ * the main thread every 10 ms and at its end, and ending; meanwhile the main thread only ticks every millisecond. Its
+ * longest stretch without a turn, in milliseconds. The main thread waits there for Node's own locks: a thread posting
+ * to a port holds the receiving port's lock while it wakes the receiver, and a woken main thread that preempted it
+ * then waits until that lowered thread runs again (docs/decisions.md, "Scans of /proc never hold Pi's thread").
+ */
+export function stopFloorMs(): Promise<number> {
+  const script = `
+const { Worker } = require("node:worker_threads");
+const body = \`
+const { parentPort } = require("node:worker_threads");
+const os = require("node:os");
+try { os.setPriority(0, Math.min(19, os.getPriority(0) + 10)); } catch {}
+const cpu = () => { const u = process.threadCpuUsage(); return (u.user + u.system) / 1000; };
+parentPort.once("message", () => {
+  const start = cpu();
+  let next = 0;
+  for (let used = 0; used < ${STOP_CPU_MS}; used = cpu() - start) {
+    if (used >= next) { parentPort.postMessage(used); next += 10; }
+  }
+  parentPort.postMessage("done");
+  process.exit(0);
+});
+parentPort.postMessage("ready");\`;
+const threads = Array.from({ length: ${JOBS} }, () => new Worker(body, { eval: true }));
+const exits = threads.map((thread) => new Promise((resolve) => thread.once("exit", resolve)));
+Promise.all(threads.map((thread) => new Promise((resolve) => thread.once("message", resolve)))).then(async () => {
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  let at = performance.now();
+  let longest = 0;
+  const tick = setInterval(() => { const now = performance.now(); longest = Math.max(longest, now - at); at = now; }, 1);
+  for (const thread of threads) thread.postMessage("stop");
+  await Promise.all(exits);
+  clearInterval(tick);
+  process.stdout.write(String(Math.max(longest, performance.now() - at)));
+});`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.once("error", reject);
+    child.once("close", () => (out !== "" && Number.isFinite(Number(out)) ? resolve(Number(out)) : reject(new Error(`stop floor: ${out}`))));
+  });
 }
 
 /** One shutdown of `JOBS` running jobs, then one of `JOBS` jobs the supervisor takes over; `create` picks the copy. */
@@ -41,6 +92,7 @@ export async function benchTakeoverLoop(create?: typeof createJobRuntime): Promi
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  console.log(`floor: ${Math.round(await stopFloorMs() * 10) / 10} ms, bare Node's longest stretch while ${JOBS} lowered threads stop`);
   const result = await benchTakeoverLoop();
   const round = (ms: number) => Math.round(ms * 10) / 10;
   console.log(
