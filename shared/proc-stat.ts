@@ -83,6 +83,18 @@ export function statFields(pid: number | string): string[] | null {
 }
 
 /**
+ * The children of a process's main thread (`/proc/<pid>/task/<pid>/children`), or null where the kernel does not list
+ * them (built without it) or the process is gone. Children forked by its other threads are not in it.
+ */
+export function childPids(pid: number): number[] | null {
+  const text = readProcText(`/proc/${pid}/task/${pid}/children`);
+  if (text === null) return null;
+  const pids: number[] = [];
+  for (const word of text.split(" ")) if (word !== "") pids.push(Number(word));
+  return pids;
+}
+
+/**
  * The stat fields this project reads, by their number in proc(5), so that no caller counts indexes: a field's index in
  * what `fieldsOfStat` returns is its number less 3.
  */

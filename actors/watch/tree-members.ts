@@ -1,14 +1,19 @@
 /**
  * The processes of a job's tree (every process carrying its tag), found incrementally for the usage watch's samples
- * (actors/watch/usage-watch.ts). The first look scans for the tag as the cleanup does (shared/job-tag.ts); after that
- * only the pids the kernel allocated since the previous look are probed, one `environ` read each: a sample of an idle
- * job reads one small file besides its own processes' stat lines, whatever else runs on the machine.
+ * (actors/watch/usage-watch.ts). The first look scans for the tag as the cleanup does (shared/job-tag.ts). After that,
+ * every look reads the children of each member (one small file each), and every `probeEveryMs` the pids the kernel
+ * allocated anywhere since the last such probe are probed, one `environ` read each: that finds what the children miss,
+ * a process whose parent ended before the look (an escaped daemon, now init's child) or that another of a member's
+ * threads forked. Probing on every look cost each job a read per process the whole machine started: 64 jobs that each
+ * forked ten times a second cost the process a tenth of a core (docs/decisions.md, "Resource limits and a watchdog
+ * over the job's whole tree, sampled by its actor").
  *
  * A member stays a member while its stat can be read with the start time it had when it was found (a zombie too: its
  * CPU time is not yet its parent's), so a pid the kernel reuses for another process is never counted as the job's.
  */
 import { lastAllocatedPid, maxPid, tagOf, taggedProcessesNow } from "../../shared/job-tag.ts";
 import { listPids } from "../../shared/proc-scan.ts";
+import { childPids } from "../../shared/proc-stat.ts";
 
 /** Up to this many new pids are probed one by one; more are filtered from a listing of /proc. */
 const PROBE_LIMIT = 256;
@@ -23,19 +28,39 @@ export class TreeMembers {
   private readonly known = new Set<number>();
   /** New processes without an environment yet, with the looks left. */
   private readonly unsettled = new Map<number, number>();
-  /** `ns_last_pid` at the previous look; null before the first (or where it cannot be read: every look scans). */
+  /** `ns_last_pid` at the previous probe; null before the first look (or where it cannot be read: every probe scans). */
   private last: number | null = null;
+  /** When the allocated pids were last probed (monotonic ms); the first look always probes. */
+  private probedAt = Number.NEGATIVE_INFINITY;
+  private readonly probeEveryMs: number;
 
-  constructor(options: { tag: string; leader: number; spawnedAtEpoch: number }) {
+  /** `probeEveryMs`: how often the pids allocated anywhere are probed; 0 probes them on every look. */
+  constructor(options: { tag: string; leader: number; spawnedAtEpoch: number; probeEveryMs: number }) {
     this.tag = options.tag;
     this.leader = options.leader;
     this.spawnedAtEpoch = options.spawnedAtEpoch;
     this.known.add(options.leader);
+    // Where the kernel does not list children, the probes are all there is.
+    this.probeEveryMs = childPids(process.pid) === null ? 0 : options.probeEveryMs;
   }
 
-  /** The tree's pids now: the members known, and the tagged processes started since the previous look. */
-  look(): number[] {
-    // Read before probing: a process forked during the probe is in the next look's range.
+  /** The tree's pids now: the members known, their children, and the tagged processes found by a probe. */
+  look(at: number = performance.now()): number[] {
+    if (at - this.probedAt >= this.probeEveryMs) this.probeAllocated(at);
+    // A Set's iteration visits what is added during it: the children of a child found here are read in this look too.
+    for (const member of this.known) {
+      for (const child of childPids(member) ?? []) this.probe(child, UNSETTLED_LOOKS);
+    }
+    for (const [pid, left] of [...this.unsettled]) {
+      this.unsettled.delete(pid);
+      this.probe(pid, left - 1);
+    }
+    return [...this.known];
+  }
+
+  /** The first look scans for the tag; later ones probe the pids allocated since the one before. */
+  private probeAllocated(at: number): void {
+    // Read before probing: a process forked during the probe is in the next one's range.
     const now = lastAllocatedPid();
     if (this.last === null || now === null) {
       const tagged = taggedProcessesNow(this.tag, { firstPid: this.leader, spawnedAt: this.spawnedAtEpoch });
@@ -43,12 +68,8 @@ export class TreeMembers {
     } else if (now !== this.last) {
       for (const pid of newPids(this.last, now)) this.probe(pid, UNSETTLED_LOOKS);
     }
-    for (const [pid, left] of [...this.unsettled]) {
-      this.unsettled.delete(pid);
-      this.probe(pid, left - 1);
-    }
     this.last = now;
-    return [...this.known];
+    this.probedAt = at;
   }
 
   /** A member is gone, or its pid now names another process. */

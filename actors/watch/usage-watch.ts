@@ -18,6 +18,12 @@ import { UsageMeter, type MemberSample } from "./usage-meter.ts";
 export const USAGE_SAMPLE_MS = 1_000;
 /** Between samples of a job with a limit: a runaway allocation or fork loop is caught within a few of these. */
 export const LIMIT_SAMPLE_MS = 250;
+/**
+ * How often a job without limits probes the pids allocated anywhere for its tag (actors/watch/tree-members.ts); its
+ * members' children are read at every sample. A job with a limit probes at every sample: a fork loop whose parents
+ * end at once leaves only orphans, which the probe alone finds.
+ */
+export const ALLOCATED_PROBE_MS = 5_000;
 
 const CPU_FIELDS = ["utime", "stime", "cutime", "cstime"] as const;
 
@@ -51,7 +57,12 @@ export class UsageWatch {
 
   constructor(options: UsageWatchOptions) {
     this.options = options;
-    this.members = new TreeMembers({ tag: options.tag, leader: options.pid, spawnedAtEpoch: options.spawnedAtEpoch });
+    this.members = new TreeMembers({
+      tag: options.tag,
+      leader: options.pid,
+      spawnedAtEpoch: options.spawnedAtEpoch,
+      probeEveryMs: options.limits === null ? ALLOCATED_PROBE_MS : 0,
+    });
     this.watchdog = options.watchdog === null ? null : new Watchdog(options.watchdog);
     if (process.platform !== "linux") {
       this.timer = null;
