@@ -32,9 +32,10 @@ export const STOP_CPU_MS = 30;
  * The floor under the stop stretch, in a bare Node process: `JOBS` worker threads that run below the main thread as
  * actors do (ten nice steps, Linux), told at once to stop, each then spending STOP_CPU_MS of its CPU with a message to
  * the main thread every 10 ms and at its end, and ending; meanwhile the main thread only ticks every millisecond. Its
- * longest stretch without a turn, in milliseconds. The main thread waits there for Node's own locks: a thread posting
- * to a port holds the receiving port's lock while it wakes the receiver, and a woken main thread that preempted it
- * then waits until that lowered thread runs again (docs/decisions.md, "Scans of /proc never hold Pi's thread").
+ * longest stretch without a turn, in milliseconds. The main thread waits there for locks the threads hold: a thread
+ * posting to a port holds the receiving port's lock while it wakes the receiver, and a woken main thread that took its
+ * core then waits until that lowered thread runs again; page faults and heap teardowns hold the memory-map lock
+ * (docs/decisions.md, "Many stops at once: Pi's thread waits on locks its actor threads hold").
  */
 export function stopFloorMs(): Promise<number> {
   const script = `
