@@ -49,9 +49,9 @@ describe.runIf(process.platform === "linux" && childPids(process.pid) !== null)(
     const members = new TreeMembers({ tag: job.tag, leader: job.leader, spawnedAtEpoch: Date.now(), probeEveryMs: HOUR_MS });
     members.look();
     job.go();
-    const child = await waitFor(job.written, 10_000, "the child's pid");
+    const child = await waitFor(job.written, 30_000, "the child's pid");
     leftovers.push(child);
-    await waitFor(() => members.look().includes(child), 10_000, "the child among the members");
+    await waitFor(() => members.look().includes(child), 30_000, "the child among the members");
     expect(members.look()).toContain(job.leader);
   });
 
@@ -63,9 +63,9 @@ describe.runIf(process.platform === "linux" && childPids(process.pid) !== null)(
     slow.look();
     probing.look();
     job.go();
-    const orphan = await waitFor(job.written, 10_000, "the escapee's pid");
+    const orphan = await waitFor(job.written, 30_000, "the escapee's pid");
     leftovers.push(orphan);
-    await waitFor(() => probing.look().includes(orphan), 10_000, "the escapee among the members");
+    await waitFor(() => probing.look().includes(orphan), 30_000, "the escapee among the members");
     // Its parent is not a member: looks that only read children do not see it.
     for (let i = 0; i < 5; i += 1) {
       expect(slow.look()).not.toContain(orphan);
