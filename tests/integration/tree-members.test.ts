@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -16,7 +16,11 @@ import { childPids } from "../../shared/proc-stat.ts";
 import { killLeftovers, waitFor } from "./helpers.ts";
 
 const leftovers: number[] = [];
-afterEach(() => killLeftovers(leftovers, { groups: true }));
+const dirs: string[] = [];
+afterEach(() => {
+  killLeftovers(leftovers, { groups: true });
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
 
 const HOUR_MS = 3_600_000;
 
@@ -26,6 +30,7 @@ const HOUR_MS = 3_600_000;
  */
 function tagged(then: string) {
   const dir = mkdtempSync(join(tmpdir(), "pi-jobs-tree-"));
+  dirs.push(dir);
   const go = join(dir, "go");
   const out = join(dir, "out");
   const script = `while [ ! -e '${go}' ]; do sleep 0.05; done; out='${out}'; ${then}`;
