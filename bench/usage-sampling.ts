@@ -53,9 +53,13 @@ function cpuMicros(): number {
  * The CPU of each job's first look and of one later sample, in µs a job: the mean over the rounds, since a job without
  * limits probes the allocated pids in one round of five.
  */
-async function sampleJobs(command: readonly string[], limits: ResourceLimits | null): Promise<{ firstLook: number; sample: number }> {
+async function sampleJobs(
+  name: string,
+  command: readonly string[],
+  limits: ResourceLimits | null,
+): Promise<{ firstLook: number; sample: number }> {
   const children: ChildProcess[] = [];
-  const tag = (i: number) => `bench-usage/${process.pid}.${command.join(" ")}.${limits === null ? "" : "limited."}${i}`;
+  const tag = (i: number) => `bench-usage/${process.pid}.${name}.${i}`;
   try {
     for (let i = 0; i < JOBS; i += 1) {
       children.push(spawn(command[0]!, command.slice(1), { env: { ...process.env, [TAG_VARIABLE]: tag(i) }, stdio: "ignore" }));
@@ -100,9 +104,9 @@ const FORKING = ["sh", "-c", "while :; do sleep 0.1; done"];
 
 export async function benchUsageSampling(): Promise<UsageSamplingResult> {
   if (process.platform !== "linux") throw new Error("usage sampling reads /proc: Linux only");
-  const idle = await sampleJobs(["sleep", "600"], null);
-  const forking = await sampleJobs(FORKING, null);
-  const probing = await sampleJobs(FORKING, UNREACHED_LIMITS);
+  const idle = await sampleJobs("idle", ["sleep", "600"], null);
+  const forking = await sampleJobs("forking", FORKING, null);
+  const probing = await sampleJobs("probing", FORKING, UNREACHED_LIMITS);
   return {
     jobs: JOBS,
     seconds: SECONDS,
