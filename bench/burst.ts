@@ -22,7 +22,7 @@ import type { SupervisedRuntime } from "../host/runtime/runtime.ts";
 import type { JobHandle } from "../host/runtime/api.ts";
 import { COPIES, copyLabel, loadCopy, type Copy, type LoadedCopy } from "./copy.ts";
 import { benchTakeoverLoop, STOP_CPU_MS, stopFloorMs, TARGET_MAX_BLOCKED_MS, type TakeoverLoopResult } from "./takeover-loop.ts";
-import { closeRuntime, jobRequest, ms, repetitions, round, sleep, summarize, waitFor, type Row, type Summary } from "./shared.ts";
+import { closeRuntime, jobRequest, ms, numberPrintedBy, repetitions, round, sleep, summarize, waitFor, type Row, type Summary } from "./shared.ts";
 
 const BATCH = 64;
 const CPU_JOBS = 32;
@@ -56,13 +56,7 @@ const EMPTY = "require('node:worker_threads').parentPort.postMessage(1)";
 const loading = (entry: URL) => `import(${JSON.stringify(entry.href)}).then(() => require('node:worker_threads').parentPort.postMessage(1))`;
 
 function threadsStarted(body: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-e", barePerThread(body)], { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.once("error", reject);
-    child.once("close", () => (Number.isFinite(Number(out)) && out !== "" ? resolve(Number(out)) : reject(new Error(`bare threads: ${out}`))));
-  });
+  return numberPrintedBy(barePerThread(body), "bare threads");
 }
 
 /** A fresh runtime as Pi has it once a session started: warm threads loaded, the spawner listening. */

@@ -2,6 +2,7 @@
  * What every benchmark needs: a runtime configured the way an installed copy runs, job requests, small waits,
  * sample statistics and the facts of the machine the figures came from.
  */
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -71,6 +72,20 @@ export async function sampled(name: string, iterations: number, warmups: number,
   const result = bench.tasks[0]!.result;
   if (result.state !== "completed") throw new Error(`benchmark ${name} did not complete: ${result.state}`);
   return summarize(result.latency.samples ?? []);
+}
+
+/**
+ * Runs `script` in a bare Node process (`node -e`, this Node) and resolves with the one number it prints: a baseline
+ * measured away from any pi-jobs code. `what` names it in the error when it prints anything else.
+ */
+export function numberPrintedBy(script: string, what: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.once("error", reject);
+    child.once("close", () => (out !== "" && Number.isFinite(Number(out)) ? resolve(Number(out)) : reject(new Error(`${what}: ${out}`))));
+  });
 }
 
 export function round(value: number, digits = 2): number {

@@ -7,10 +7,10 @@
  *
  * `node bench/takeover-loop.ts` prints one run.
  */
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { stopLoop } from "../tests/fixtures/stop-loop.ts";
 import type { createJobRuntime } from "../host/runtime/runtime.ts";
+import { numberPrintedBy } from "./shared.ts";
 
 const JOBS = 64;
 export const TARGET_MAX_BLOCKED_MS = 20;
@@ -67,13 +67,7 @@ Promise.all(threads.map((thread) => new Promise((resolve) => thread.once("messag
   clearInterval(tick);
   process.stdout.write(String(Math.max(longest, performance.now() - at)));
 });`;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.once("error", reject);
-    child.once("close", () => (out !== "" && Number.isFinite(Number(out)) ? resolve(Number(out)) : reject(new Error(`stop floor: ${out}`))));
-  });
+  return numberPrintedBy(script, "stop floor");
 }
 
 /** One shutdown of `JOBS` running jobs, then one of `JOBS` jobs the supervisor takes over; `create` picks the copy. */
