@@ -18,6 +18,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
 import type { SupervisedRuntime } from "../host/runtime/runtime.ts";
 import type { JobHandle } from "../host/runtime/api.ts";
 import { COPIES, copyLabel, loadCopy, type Copy, type LoadedCopy } from "./copy.ts";
@@ -52,8 +53,8 @@ Promise.all(Array.from({ length: ${BATCH} }, () => new Promise((resolve) => {
 });`;
 
 const EMPTY = "require('node:worker_threads').parentPort.postMessage(1)";
-/** The thread loads `entry` (a module's URL), then answers. */
-const loading = (entry: URL) => `import(${JSON.stringify(entry.href)}).then(() => require('node:worker_threads').parentPort.postMessage(1))`;
+/** The thread loads `entry` (a module's URL) as the pool's threads do (piscina's require()), then answers. */
+const loading = (entry: URL) => `require(${JSON.stringify(fileURLToPath(entry))}); require('node:worker_threads').parentPort.postMessage(1)`;
 
 function threadsStarted(body: string): Promise<number> {
   return numberPrintedBy(barePerThread(body), "bare threads");

@@ -40,7 +40,7 @@ const HOST_FILES: Record<keyof HostCode, string> = {
   workerUrl: "shared/entry-url.ts",
 };
 
-const COMPILED_ENTRY = "dist/actors/thread/actor-thread.js";
+const COMPILED_ENTRY = "dist/actors/thread/actor-thread.cjs";
 
 /** Whether the checkout's threads run compiled code: as `npm start` runs them, unless PI_JOBS_WORKERS says otherwise. */
 function checkoutCompiled(): boolean {

@@ -7,9 +7,10 @@
  *    file per source file, its relative imports renamed from .ts to .js. The sources use only erasable TypeScript
  *    (tsconfig.json: erasableSyntaxOnly, verbatimModuleSyntax), so this is type stripping, as Node itself does it;
  *    `npm run typecheck` checks the types.
- * 2. the job actor's thread entry bundled into one file, dist/actors/thread/actor-thread.js, over its pass-1 output.
- *    Every thread loads its entry when it starts, and resolving, reading and compiling ~20 modules was a good part of
- *    what a thread costs beyond Node's own worker start (docs/decisions.md, "A lean worker entry"). Packages stay
+ * 2. the job actor's thread entry bundled into one CommonJS file, dist/actors/thread/actor-thread.cjs (the entry has no
+ *    pass-1 output). Every thread loads its entry when it starts, and resolving, reading and compiling ~20 modules was
+ *    a good part of what a thread costs beyond Node's own worker start; piscina loads the entry with require(), which
+ *    loads CommonJS without starting the thread's ES module loader (docs/decisions.md, "A lean worker entry"). Packages stay
  *    external: node-pty is native, comlink is loaded with `createRequire`, each resolved from the installed package.
  *    A module a thread loads only on demand stays a separate file (its pass-1 output), so that what it imports is
  *    still loaded only then: the terminal emulator (PTY jobs). The mailbox's schemas (TypeBox, which an installed
@@ -27,11 +28,13 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
 /** The folders whose code runs on worker threads or in the spawner. */
 const SOURCE_FOLDERS = ["actors", "mailbox", "shared", "spawner"] as const;
 /** Files besides the sources whose change changes the output. */
-const BUILD_INPUTS = ["scripts/build.ts"];
+const BUILD_INPUTS = ["scripts/build.ts", "scripts/bundle-url.ts"];
 
 const ENTRY = "actors/thread/actor-thread.ts";
 /** Written last: its time is when the last complete build ended. */
-const BUNDLE = `dist/${ENTRY.replace(/\.ts$/, ".js")}`;
+const BUNDLE = `dist/${ENTRY.replace(/\.ts$/, ".cjs")}`;
+/** What `import.meta.url` becomes in the bundle: its own file's URL, which the bundle computes when it loads. */
+const BUNDLE_URL = "scripts/bundle-url.ts";
 
 /** Modules imported with `import()` for their heavy dependencies: kept out of the bundle, loaded from dist/ as compiled. */
 const LOADED_ON_DEMAND = /\/terminal-text\.ts$/;
@@ -83,7 +86,7 @@ const onDemandStaysSeparate: Plugin = {
   },
 };
 
-const COMMON = { absWorkingDir: ROOT, bundle: true, platform: "node", format: "esm", target: "node22", logLevel: "warning" } as const;
+const COMMON = { absWorkingDir: ROOT, bundle: true, platform: "node", target: "node22", logLevel: "warning" } as const;
 
 /**
  * Builds dist/. `clean` first removes it, so that nothing of a deleted source is left to be packed; `npm start` does
@@ -91,8 +94,18 @@ const COMMON = { absWorkingDir: ROOT, bundle: true, platform: "node", format: "e
  */
 export async function buildWorkers(options: { clean: boolean }): Promise<void> {
   if (options.clean) rmSync(join(ROOT, "dist"), { recursive: true, force: true });
-  await build({ ...COMMON, entryPoints: sourceFiles(ROOT), outbase: ".", outdir: "dist", plugins: [eachFileAlone] });
-  await build({ ...COMMON, entryPoints: [ENTRY], outfile: BUNDLE, packages: "external", plugins: [onDemandStaysSeparate] });
+  const eachFile = sourceFiles(ROOT).filter((file) => file !== ENTRY);
+  await build({ ...COMMON, format: "esm", entryPoints: eachFile, outbase: ".", outdir: "dist", plugins: [eachFileAlone] });
+  await build({
+    ...COMMON,
+    format: "cjs",
+    entryPoints: [ENTRY],
+    outfile: BUNDLE,
+    packages: "external",
+    inject: [BUNDLE_URL],
+    define: { "import.meta.url": "bundleUrl" },
+    plugins: [onDemandStaysSeparate],
+  });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await buildWorkers({ clean: true });

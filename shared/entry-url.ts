@@ -11,11 +11,11 @@ import { workersFromDist } from "./config.ts";
 /**
  * The package's root, from the URL of the module running this code. Compiled code (JavaScript) lies under the
  * package's dist/, the last such folder in its path, but not always at this file's depth: it also runs bundled into
- * the actor thread's entry (dist/actors/thread/actor-thread.js), where `import.meta.url` is the bundle's. Source
+ * the actor thread's entry (dist/actors/thread/actor-thread.cjs), where `import.meta.url` is the bundle's. Source
  * (TypeScript) is this very file, one folder below the root.
  */
 export function packageRootOf(moduleUrl: string): { root: URL; compiled: boolean } {
-  if (!moduleUrl.endsWith(".js")) return { root: new URL("../", moduleUrl), compiled: false };
+  if (!/\.c?js$/.test(moduleUrl)) return { root: new URL("../", moduleUrl), compiled: false };
   const dist = moduleUrl.lastIndexOf("/dist/");
   if (dist < 0) throw new Error(`pi-jobs: compiled module ${moduleUrl} is not under a dist/ folder`);
   return { root: new URL(moduleUrl.slice(0, dist + 1)), compiled: true };
@@ -24,15 +24,17 @@ export function packageRootOf(moduleUrl: string): { root: URL; compiled: boolean
 const { root, compiled } = packageRootOf(import.meta.url);
 const underNodeModules = fileURLToPath(root).split(/[\\/]/).includes("node_modules");
 
+/** The entry that `npm run build` bundles into one CommonJS file (scripts/build.ts); every other module compiles to `.js`. */
+const BUNDLED_ENTRY = "actors/thread/actor-thread";
+
 /** URL of the module `<folder>/<name>` that a new thread or process starts from, for the way this copy is running. */
 function entryUrl(folder: "actors" | "spawner", name: string): URL {
-  const built = new URL(`dist/${folder}/${name}.js`, root);
-  if (compiled) return built;
-  if (!underNodeModules && !workersFromDist(process.env)) return new URL(`${folder}/${name}.ts`, root);
-  if (existsSync(fileURLToPath(built))) return built;
-  throw new Error(
-    `pi-jobs: compiled module dist/${folder}/${name}.js is missing; run "npm run build" in the pi-jobs package`,
-  );
+  const source = `${folder}/${name}`;
+  const built = `dist/${source}${source === BUNDLED_ENTRY ? ".cjs" : ".js"}`;
+  if (compiled) return new URL(built, root);
+  if (!underNodeModules && !workersFromDist(process.env)) return new URL(`${source}.ts`, root);
+  if (existsSync(fileURLToPath(new URL(built, root)))) return new URL(built, root);
+  throw new Error(`pi-jobs: compiled module ${built} is missing; run "npm run build" in the pi-jobs package`);
 }
 
 /** URL of the worker module `actors/<name>`. */

@@ -13,8 +13,9 @@ export { default } from "../job/actor.ts";
 // The pool counts the threads that have loaded this module: ending a thread while it is still loading can abort the
 // whole process (an assertion in Node's module loader), so the pool ends its threads only once every one of them is
 // counted (host/runtime/pool.ts). The thread counts itself from the next turn of its event loop, not from here: piscina
-// loads this module with require(), and Node builds require()'s view of an ES module after evaluating it — ending the
-// thread during that last step aborted Pi in print mode (seen once in a whole-suite run).
+// loads this module with require(), and where it is an ES module (the TypeScript source; compiled, it is CommonJS)
+// Node builds require()'s view of it after evaluating it — ending the thread during that last step aborted Pi in print
+// mode (seen once in a whole-suite run).
 const loaded: unknown = (workerData as { loaded?: unknown } | null)?.loaded;
 if (loaded instanceof SharedArrayBuffer) {
   setImmediate(() => {

@@ -76,9 +76,9 @@ function ownFiles(files: string[], pkgDir: string): string[] {
 
 type WorkerForm = "compiled" | "source";
 
-/** Compiled (dist/**.js) or TypeScript source (actors/, mailbox/, shared/); any other file of pi-jobs is named as it is. */
+/** Compiled (dist/**.js, .cjs) or TypeScript source (actors/, mailbox/, shared/); any other file of pi-jobs is named as it is. */
 function formOf(file: string): WorkerForm | string {
-  if (/^dist\/.*\.js$/.test(file)) return "compiled";
+  if (/^dist\/.*\.c?js$/.test(file)) return "compiled";
   if (/^(actors|mailbox|shared)\/.*\.ts$/.test(file)) return "source";
   return file;
 }
@@ -91,7 +91,7 @@ function expectWorkersFrom(files: string[], pkgDir: string, root: string): { own
   expect(files.filter((file) => inside(root, file) === undefined), `worker files outside ${root}`).toEqual([]);
   const own = ownFiles(files, pkgDir);
   // Compiled, the job actor is bundled into the thread's entry (scripts/build.ts).
-  expect(own.some((file) => /^(actors\/job\/actor\.ts|dist\/actors\/thread\/actor-thread\.js)$/.test(file)), own.join("\n")).toBe(true);
+  expect(own.some((file) => /^(actors\/job\/actor\.ts|dist\/actors\/thread\/actor-thread\.cjs)$/.test(file)), own.join("\n")).toBe(true);
   const forms = [...new Set(own.map(formOf))];
   expect([["compiled"], ["source"]], `forms of the worker files: ${forms.join(", ")}`).toContainEqual(forms);
   return { own, form: forms[0] as WorkerForm };
@@ -169,11 +169,14 @@ describe("pi install ./path of a checkout", () => {
   }, RUN_TIMEOUT_MS);
 });
 
-/** `<folder>/x/y.ts` → `x/y.js`, for every TypeScript source (declarations aside). */
+/**
+ * `<folder>/x/y.ts` → `x/y.js`, for every TypeScript source (declarations aside); the actor thread's entry → its
+ * CommonJS bundle, `thread/actor-thread.cjs`.
+ */
 function compiledNames(folder: string): string[] {
   return filesUnder(join(REPO_ROOT, folder), ".ts")
     .filter((file) => !file.endsWith(".d.ts"))
-    .map((file) => file.replace(/\.ts$/, ".js"));
+    .map((file) => file.replace(/\.ts$/, `${folder}/${file}` === "actors/thread/actor-thread.ts" ? ".cjs" : ".js"));
 }
 
 /** Files reachable from `entries` through static imports and literal dynamic imports, except the check loader. */
@@ -213,7 +216,7 @@ describe("pi install npm: of the packed tarball", () => {
     expect(form, "under node_modules only compiled workers can run").toBe("compiled");
   }, RUN_TIMEOUT_MS);
 
-  test("ships dist/<folder>/*.js for every actors/, mailbox/ and shared/ source", () => {
+  test("ships a compiled dist/<folder>/ file for every actors/, mailbox/ and shared/ source", () => {
     for (const folder of ["actors", "mailbox", "shared"]) {
       const expected = compiledNames(folder);
       expect(expected.length, `${folder}/ has sources`).toBeGreaterThan(0);
@@ -239,7 +242,7 @@ describe("pi install npm: of the packed tarball", () => {
     const devOnly = new Set(
       ["check", "spec", "output", "result", "messages", "control", "monitor", "nullable"].map((name) => `dist/mailbox/${name}.js`),
     );
-    const graph = productionGraph(installed.pkgDir, ["dist/actors/thread/actor-thread.js", "dist/actors/job/actor.js", "dist/actors/monitor/regex-sandbox.js"]);
+    const graph = productionGraph(installed.pkgDir, ["dist/actors/thread/actor-thread.cjs", "dist/actors/job/actor.js", "dist/actors/monitor/regex-sandbox.js"]);
     for (const file of devOnly) expect(graph.has(file), `${file} is reachable from a worker entry`).toBe(false);
     const problems = (await unresolvedImports(installed.pkgDir)).filter((problem) => !devOnly.has(problem.file));
     expect(problems).toEqual([]);

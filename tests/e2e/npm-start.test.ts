@@ -13,7 +13,7 @@ import { inside, recordWorkerLoads } from "./harness/install.ts";
 import { makeTempDir, NODE22, removeDir } from "./harness/paths.ts";
 
 const RUN_TIMEOUT_MS = 120_000;
-const BUNDLE = join("dist", "actors", "thread", "actor-thread.js");
+const BUNDLE = join("dist", "actors", "thread", "actor-thread.cjs");
 
 interface StartRun {
   code: number | null;
@@ -85,7 +85,7 @@ describe("npm start runs the compiled workers", () => {
     expect(run.stderr).toContain("pi-jobs: compiling the workers into dist/");
     expect(run.stdout).toContain("model saw: Monitor:");
     expect(run.stdout).toContain("status=success");
-    expect(run.workerFiles).toContain("dist/actors/thread/actor-thread.js");
+    expect(run.workerFiles).toContain("dist/actors/thread/actor-thread.cjs");
     expect(run.workerFiles.filter((file) => !file.startsWith("dist/"))).toEqual([]);
   }, RUN_TIMEOUT_MS * 2);
 
@@ -95,6 +95,6 @@ describe("npm start runs the compiled workers", () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).not.toContain("compiling the workers");
     expect(statSync(join(root, BUNDLE)).mtimeMs).toBe(built);
-    expect(run.workerFiles).toContain("dist/actors/thread/actor-thread.js");
+    expect(run.workerFiles).toContain("dist/actors/thread/actor-thread.cjs");
   }, RUN_TIMEOUT_MS * 2);
 });

@@ -22,7 +22,7 @@ function packageWith(files: Record<string, number>): string {
   return root;
 }
 
-const BUNDLE = "dist/actors/thread/actor-thread.js";
+const BUNDLE = "dist/actors/thread/actor-thread.cjs";
 
 describe("needsBuild", () => {
   it("is true without dist/", () => {

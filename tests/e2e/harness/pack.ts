@@ -18,12 +18,16 @@ export function filesUnder(dir: string, suffix: string): string[] {
   return found.sort();
 }
 
-/** Static and literal dynamic import specifiers of an ES module as the build (scripts/build.ts) emits it. */
+/**
+ * Static and literal dynamic import specifiers, and literal `require()`s, of a module as the build (scripts/build.ts)
+ * emits it: ES modules, and the actor thread's CommonJS bundle.
+ */
 export function importSpecifiers(code: string): string[] {
   const patterns = [
     /\bfrom\s*["']([^"']+)["']/g,
     /^\s*import\s*["']([^"']+)["']/gm,
     /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g,
+    /\brequire\s*\(\s*["']([^"']+)["']\s*\)/g,
   ];
   const specifiers = new Set<string>();
   for (const pattern of patterns) for (const match of code.matchAll(pattern)) specifiers.add(match[1] as string);
@@ -45,7 +49,7 @@ export async function unresolvedImports(pkgDir: string, subdir = "dist"): Promis
   const root = join(pkgDir, subdir);
   const problems: UnresolvedImport[] = [];
   const bare: { file: string; parent: string; specifier: string }[] = [];
-  for (const rel of filesUnder(root, ".js")) {
+  for (const rel of [...filesUnder(root, ".js"), ...filesUnder(root, ".cjs")]) {
     const file = join(root, rel);
     for (const specifier of importSpecifiers(readFileSync(file, "utf8"))) {
       if (specifier.startsWith("node:")) continue;
