@@ -10,10 +10,10 @@
  * 2. the job actor's thread entry bundled into one CommonJS file, dist/actors/thread/actor-thread.cjs (the entry has no
  *    pass-1 output). Every thread loads its entry when it starts, and resolving, reading and compiling ~20 modules was
  *    a good part of what a thread costs beyond Node's own worker start; piscina loads the entry with require(), which
- *    loads CommonJS without starting the thread's ES module loader (docs/decisions.md, "A lean worker entry"). Packages stay
- *    external: node-pty is native, comlink is loaded with `createRequire`, each resolved from the installed package.
- *    A module a thread loads only on demand stays a separate file (its pass-1 output), so that what it imports is
- *    still loaded only then: the terminal emulator (PTY jobs). The mailbox's schemas (TypeBox, which an installed
+ *    loads CommonJS without starting the thread's ES module loader (docs/decisions.md, "A lean worker entry").
+ *    Packages stay external: node-pty is native, comlink is loaded with `createRequire`, each resolved from the
+ *    installed package. A module a thread loads only on demand stays a separate file (its pass-1 output), so that what
+ *    it imports is still loaded only then: the terminal emulator (PTY jobs). The mailbox's schemas (TypeBox, which an installed
  *    copy's threads must never need) are never loaded by a thread at all: it imports only their types.
  *
  * `needsBuild` says whether dist/ is older than the sources it is built from, for `npm start` and the benchmarks.

@@ -24,7 +24,7 @@ export function packageRootOf(moduleUrl: string): { root: URL; compiled: boolean
 const { root, compiled } = packageRootOf(import.meta.url);
 const underNodeModules = fileURLToPath(root).split(/[\\/]/).includes("node_modules");
 
-/** The entry that `npm run build` bundles into one CommonJS file (scripts/build.ts); every other module compiles to `.js`. */
+/** The entry `npm run build` bundles into one CommonJS file (scripts/build.ts); every other module compiles to `.js`. */
 const BUNDLED_ENTRY = "actors/thread/actor-thread";
 
 /** URL of the module `<folder>/<name>` that a new thread or process starts from, for the way this copy is running. */

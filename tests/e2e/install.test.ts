@@ -76,7 +76,7 @@ function ownFiles(files: string[], pkgDir: string): string[] {
 
 type WorkerForm = "compiled" | "source";
 
-/** Compiled (dist/**.js, .cjs) or TypeScript source (actors/, mailbox/, shared/); any other file of pi-jobs is named as it is. */
+/** Compiled (dist/**.js or .cjs) or TypeScript source (actors/, mailbox/, shared/); any other file of pi-jobs is its name. */
 function formOf(file: string): WorkerForm | string {
   if (/^dist\/.*\.c?js$/.test(file)) return "compiled";
   if (/^(actors|mailbox|shared)\/.*\.ts$/.test(file)) return "source";
