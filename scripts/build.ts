@@ -13,8 +13,8 @@
  *    loads CommonJS without starting the thread's ES module loader (docs/decisions.md, "A lean worker entry").
  *    Packages stay external: node-pty is native, comlink is loaded with `createRequire`, each resolved from the
  *    installed package. A module a thread loads only on demand stays a separate file (its pass-1 output), so that what
- *    it imports is still loaded only then: the terminal emulator (PTY jobs). The mailbox's schemas (TypeBox, which an installed
- *    copy's threads must never need) are never loaded by a thread at all: it imports only their types.
+ *    it imports is still loaded only then: the terminal emulator (PTY jobs). The mailbox's schemas (TypeBox, which an
+ *    installed copy's threads must never need) are never loaded by a thread at all: it imports only their types.
  *
  * `needsBuild` says whether dist/ is older than the sources it is built from, for `npm start` and the benchmarks.
  */

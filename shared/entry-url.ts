@@ -31,9 +31,10 @@ const BUNDLED_ENTRY = "actors/thread/actor-thread";
 function entryUrl(folder: "actors" | "spawner", name: string): URL {
   const source = `${folder}/${name}`;
   const built = `dist/${source}${source === BUNDLED_ENTRY ? ".cjs" : ".js"}`;
-  if (compiled) return new URL(built, root);
+  const builtUrl = new URL(built, root);
+  if (compiled) return builtUrl;
   if (!underNodeModules && !workersFromDist(process.env)) return new URL(`${source}.ts`, root);
-  if (existsSync(fileURLToPath(new URL(built, root)))) return new URL(built, root);
+  if (existsSync(fileURLToPath(builtUrl))) return builtUrl;
   throw new Error(`pi-jobs: compiled module ${built} is missing; run "npm run build" in the pi-jobs package`);
 }
 
