@@ -8,7 +8,8 @@
  * - A busy batch: 64 jobs that poll (`while :; do sleep 0.1; done`: a fork and an exec ten times a second each; 64 of
  *   them keep both cores of a 2-core machine busy) started in one batch on a fresh runtime, until every one runs; then
  *   held for a while, during which the supervisor must stop none of them.
- * - An idle batch: the same with `sleep 600`.
+ * - An idle batch: the same with `sleep 600`; beside it the same batch with threads that compile the actor's code
+ *   without the pool's shared code cache (actors/thread/cached-entry.ts), each on its own, as before there was one.
  * - 32 CPU-bound jobs (`yes > /dev/null`) running: `echo x` start → result, and Pi's event-loop delay meanwhile;
  *   beside the same with every process started by plain `child_process.spawn` on Pi's thread, each in a session of
  *   its own, as an extension without actors does.
@@ -21,6 +22,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import type { SupervisedRuntime } from "../host/runtime/runtime.ts";
 import type { JobHandle } from "../host/runtime/api.ts";
+import { claimCodeCache, createCodeCache, writeCodeCache } from "../mailbox/code-cache.ts";
 import { COPIES, copyLabel, loadCopy, type Copy, type LoadedCopy } from "./copy.ts";
 import { benchTakeoverLoop, STOP_CPU_MS, stopFloorMs, TARGET_MAX_BLOCKED_MS, type TakeoverLoopResult } from "./takeover-loop.ts";
 import { closeRuntime, jobRequest, ms, numberPrintedBy, repetitions, round, sleep, summarize, waitFor, type Row, type Summary } from "./shared.ts";
@@ -60,9 +62,17 @@ function threadsStarted(body: string): Promise<number> {
   return numberPrintedBy(barePerThread(body), "bare threads");
 }
 
+/** A code cache no thread will write or read: each thread compiles the actor's code on its own. */
+function spentCodeCache(): SharedArrayBuffer {
+  const cache = createCodeCache();
+  claimCodeCache(cache);
+  writeCodeCache(cache, { size: 0, mtimeMs: 0 }, null);
+  return cache;
+}
+
 /** A fresh runtime as Pi has it once a session started: warm threads loaded, the spawner listening. */
-async function freshRuntime(pkg: LoadedCopy): Promise<SupervisedRuntime> {
-  const runtime = pkg.runtime();
+async function freshRuntime(pkg: LoadedCopy, options: { codeCache?: SharedArrayBuffer } = {}): Promise<SupervisedRuntime> {
+  const runtime = pkg.runtime(options);
   runtime.warmUp();
   // The spawner does not hold the event loop open (it must not keep Pi alive): this wait does.
   const held = setInterval(() => {}, 1000);
@@ -88,8 +98,8 @@ interface BatchRun {
   supervisorStops: number;
 }
 
-async function batch(pkg: LoadedCopy, command: string, holdMs: number): Promise<BatchRun> {
-  const runtime = await freshRuntime(pkg);
+async function batch(pkg: LoadedCopy, command: string, holdMs: number, options: { codeCache?: SharedArrayBuffer } = {}): Promise<BatchRun> {
+  const runtime = await freshRuntime(pkg, options);
   try {
     const began = performance.now();
     const jobs = Array.from({ length: BATCH }, () => runtime.start(jobRequest(command, { timeoutMs: 600_000 })));
@@ -192,6 +202,8 @@ export interface BurstCopy {
   copy: Copy;
   busy: BatchRun[];
   idle: BatchRun[];
+  /** The idle batch with threads that compile without the shared code cache. */
+  idleUncached: BatchRun[];
   cpuLoad: CpuLoadRun;
   stops: TakeoverLoopResult;
 }
@@ -223,12 +235,14 @@ export async function benchBurst(): Promise<BurstResult> {
     const pkg = await loadCopy(copy);
     const busy: BatchRun[] = [];
     const idle: BatchRun[] = [];
+    const idleUncached: BatchRun[] = [];
     for (let i = 0; i < BATCH_RUNS; i += 1) {
       busy.push(await batch(pkg, POLLING, HOLD_MS));
       idle.push(await batch(pkg, "sleep 600", 0));
+      idleUncached.push(await batch(pkg, "sleep 600", 0, { codeCache: spentCodeCache() }));
     }
     const cpuLoad = await underCpuLoad(pkg);
-    copies.push({ copy, busy, idle, cpuLoad, stops: await benchTakeoverLoop(pkg.createJobRuntime) });
+    copies.push({ copy, busy, idle, idleUncached, cpuLoad, stops: await benchTakeoverLoop(pkg.createJobRuntime) });
   }
   return { floorRuns, floorMs: summarize(floorRuns).median, codeFloorRuns, stopFloorRuns, copies, plainCpuLoad: await plainUnderCpuLoad() };
 }
@@ -287,6 +301,13 @@ export function burstRows(result: BurstResult): Row[] {
       result: batchCell(measured.idle, floor),
       target: `≤ ${IDLE_FACTOR}× the floor`,
       met: idle !== null && idle <= IDLE_FACTOR * floor,
+    });
+    rows.push({
+      benchmark: "",
+      variant: `idle, fresh runtime, each thread compiling the actor's code without the shared code cache, ${copyLabel(measured.copy)}`,
+      result: batchCell(measured.idleUncached, floor),
+      target: "baseline",
+      met: null,
     });
   }
   const load = (run: CpuLoadRun) =>

@@ -40,7 +40,8 @@ const HOST_FILES: Record<keyof HostCode, string> = {
   workerUrl: "shared/entry-url.ts",
 };
 
-const COMPILED_ENTRY = "dist/actors/thread/actor-thread.cjs";
+/** The bundle (dist/actors/thread/actor-thread.cjs) through the code cache's loader. */
+const COMPILED_ENTRY = "dist/actors/thread/cached-entry.cjs";
 
 /** Whether the checkout's threads run compiled code: as `npm start` runs them, unless PI_JOBS_WORKERS says otherwise. */
 function checkoutCompiled(): boolean {

@@ -15,6 +15,8 @@
  *    installed package. A module a thread loads only on demand stays a separate file (its pass-1 output), so that what
  *    it imports is still loaded only then: the terminal emulator (PTY jobs). The mailbox's schemas (TypeBox, which an
  *    installed copy's threads must never need) are never loaded by a thread at all: it imports only their types.
+ *    Beside it, the loader the pool starts each compiled thread with, dist/actors/thread/cached-entry.cjs
+ *    (actors/thread/cached-entry.ts), which compiles the bundle from the pool's shared V8 code cache.
  *
  * `needsBuild` says whether dist/ is older than the sources it is built from, for `npm start` and the benchmarks.
  */
@@ -31,6 +33,9 @@ const SOURCE_FOLDERS = ["actors", "mailbox", "shared", "spawner"] as const;
 const BUILD_INPUTS = ["scripts/build.ts", "scripts/bundle-url.ts"];
 
 const ENTRY = "actors/thread/actor-thread.ts";
+/** What the pool loads on a compiled copy's threads: the bundle, compiled through V8's code cache. */
+const CACHED_ENTRY = "actors/thread/cached-entry.ts";
+const BUNDLED = [ENTRY, CACHED_ENTRY];
 /** Written last: its time is when the last complete build ended. */
 const BUNDLE = `dist/${ENTRY.replace(/\.ts$/, ".cjs")}`;
 /** What `import.meta.url` becomes in the bundle: its own file's URL, which the bundle computes when it loads. */
@@ -94,16 +99,20 @@ const COMMON = { absWorkingDir: ROOT, bundle: true, platform: "node", target: "n
  */
 export async function buildWorkers(options: { clean: boolean }): Promise<void> {
   if (options.clean) rmSync(join(ROOT, "dist"), { recursive: true, force: true });
-  const eachFile = sourceFiles(ROOT).filter((file) => file !== ENTRY);
+  const eachFile = sourceFiles(ROOT).filter((file) => !BUNDLED.includes(file));
   await build({ ...COMMON, format: "esm", entryPoints: eachFile, outbase: ".", outdir: "dist", plugins: [eachFileAlone] });
+  const bundleUrl = { inject: [BUNDLE_URL], define: { "import.meta.url": "bundleUrl" } };
+  await build({ ...COMMON, ...bundleUrl, format: "cjs", entryPoints: [CACHED_ENTRY], outfile: `dist/${CACHED_ENTRY.replace(/\.ts$/, ".cjs")}` });
   await build({
     ...COMMON,
     format: "cjs",
     entryPoints: [ENTRY],
     outfile: BUNDLE,
     packages: "external",
-    inject: [BUNDLE_URL],
-    define: { "import.meta.url": "bundleUrl" },
+    ...bundleUrl,
+    // What only some jobs need is loaded with require() when first needed, not import(): code compiled by node:vm
+    // (actors/thread/cached-entry.ts) has no module loader of its own to import with.
+    supported: { "dynamic-import": false },
     plugins: [onDemandStaysSeparate],
   });
 }

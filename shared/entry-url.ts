@@ -24,13 +24,17 @@ export function packageRootOf(moduleUrl: string): { root: URL; compiled: boolean
 const { root, compiled } = packageRootOf(import.meta.url);
 const underNodeModules = fileURLToPath(root).split(/[\\/]/).includes("node_modules");
 
-/** The entry `npm run build` bundles into one CommonJS file (scripts/build.ts); every other module compiles to `.js`. */
+/**
+ * The entry `npm run build` bundles into one CommonJS file (scripts/build.ts), which a compiled copy's threads load
+ * through `cached-entry.cjs` (actors/thread/cached-entry.ts); every other module compiles to `.js`.
+ */
 const BUNDLED_ENTRY = "actors/thread/actor-thread";
+const BUNDLE_LOADER = "actors/thread/cached-entry.cjs";
 
 /** URL of the module `<folder>/<name>` that a new thread or process starts from, for the way this copy is running. */
 function entryUrl(folder: "actors" | "spawner", name: string): URL {
   const source = `${folder}/${name}`;
-  const built = `dist/${source}${source === BUNDLED_ENTRY ? ".cjs" : ".js"}`;
+  const built = `dist/${source === BUNDLED_ENTRY ? BUNDLE_LOADER : `${source}.js`}`;
   const builtUrl = new URL(built, root);
   if (compiled) return builtUrl;
   if (!underNodeModules && !workersFromDist(process.env)) return new URL(`${source}.ts`, root);

@@ -18,6 +18,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Piscina } from "piscina";
 import { workerUrl } from "../../shared/entry-url.ts";
 import { JobCellReader } from "../../mailbox/cell.ts";
+import { createCodeCache } from "../../mailbox/code-cache.ts";
 import { poolClosedBeforeThread } from "../../mailbox/errors.ts";
 import type { ActorTask, ActorTaskResult } from "../../mailbox/task.ts";
 import { startsToAdmit } from "./thread-boots.ts";
@@ -65,13 +66,21 @@ interface WaitingStart {
   settle(outcome: { run: Promise<ActorTaskResult | undefined> } | { error: Error } | { skipped: true }): void;
 }
 
-export function createActorPool(options: { capacity: number; warm: number; entry?: URL | undefined }): ActorPool {
+export function createActorPool(options: {
+  capacity: number;
+  warm: number;
+  entry?: URL | undefined;
+  /** Where compiled threads share V8's code for their entry (mailbox/code-cache.ts); a new one if unset. */
+  codeCache?: SharedArrayBuffer | undefined;
+}): ActorPool {
   const maxThreads = options.capacity + options.warm;
   /** Threads whose entry module has finished loading; each thread adds one (actors/thread/actor-thread.ts). */
   const loaded = new Int32Array(new SharedArrayBuffer(4));
   const pool = new Piscina<ActorTask | null, ActorTaskResult | undefined>({
     filename: (options.entry ?? workerUrl("thread/actor-thread")).href,
-    workerData: { loaded: loaded.buffer },
+    // Only a compiled copy's threads use the code cache (actors/thread/cached-entry.ts); a thread that loads TypeScript
+    // source loads it as modules.
+    workerData: { loaded: loaded.buffer, codeCache: options.codeCache ?? createCodeCache() },
     minThreads: options.warm,
     // One thread per job, plus room so that the warm threads are not the last ones.
     maxThreads,

@@ -33,6 +33,8 @@ export interface RuntimeOptions {
   checkMessages?: boolean;
   /** The actor threads' entry module; tests wrap the real one (actors/thread/actor-thread.ts) to inject faults. */
   actorEntry?: URL;
+  /** Where a compiled copy's actor threads share V8's code for their entry (mailbox/code-cache.ts); a new one if unset. */
+  codeCache?: SharedArrayBuffer;
   /**
    * Start pipe jobs' processes from the session's small spawner process (host/runtime/spawner.ts) rather than from the actor
    * threads inside Pi. Default: on, unless PI_JOBS_SPAWNER=0.
@@ -97,7 +99,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   /** What a later session needs if this Pi dies without a shutdown (host/safety/crash-cleanup.ts); made with the log dir. */
   let registry: RegistryRecorder | null = null;
 
-  const ensurePool = (): ActorPool => (pool ??= createActorPool({ capacity, warm: options.warm ?? 2, entry: options.actorEntry }));
+  const ensurePool = (): ActorPool => (pool ??= createActorPool({ capacity, warm: options.warm ?? 2, entry: options.actorEntry, codeCache: options.codeCache }));
   const ensureLogDir = (): string => {
     if (logDir === null) {
       logDir = createSessionLogDir();

@@ -85,13 +85,14 @@ function formOf(file: string): WorkerForm | string {
 
 /**
  * The workers ran from the installed copy, whole: every file a worker loaded lies under `root` (the install
- * location with its dependencies), the job actor among them (compiled, inside the bundled thread entry), and pi-jobs' own files are all of one form.
+ * location with its dependencies), the job actor among them (compiled, inside the bundled thread entry, which the threads
+ * run through `cached-entry.cjs`), and pi-jobs' own files are all of one form.
  */
 function expectWorkersFrom(files: string[], pkgDir: string, root: string): { own: string[]; form: WorkerForm } {
   expect(files.filter((file) => inside(root, file) === undefined), `worker files outside ${root}`).toEqual([]);
   const own = ownFiles(files, pkgDir);
-  // Compiled, the job actor is bundled into the thread's entry (scripts/build.ts).
-  expect(own.some((file) => /^(actors\/job\/actor\.ts|dist\/actors\/thread\/actor-thread\.cjs)$/.test(file)), own.join("\n")).toBe(true);
+  // Compiled, the job actor is bundled into the thread's entry (scripts/build.ts), which its loader runs.
+  expect(own.some((file) => /^(actors\/job\/actor\.ts|dist\/actors\/thread\/cached-entry\.cjs)$/.test(file)), own.join("\n")).toBe(true);
   const forms = [...new Set(own.map(formOf))];
   expect([["compiled"], ["source"]], `forms of the worker files: ${forms.join(", ")}`).toContainEqual(forms);
   return { own, form: forms[0] as WorkerForm };
@@ -169,14 +170,17 @@ describe("pi install ./path of a checkout", () => {
   }, RUN_TIMEOUT_MS);
 });
 
+/** The sources `npm run build` bundles each into one CommonJS file (scripts/build.ts). */
+const BUNDLED = new Set(["actors/thread/actor-thread.ts", "actors/thread/cached-entry.ts"]);
+
 /**
- * `<folder>/x/y.ts` → `x/y.js`, for every TypeScript source (declarations aside); the actor thread's entry → its
- * CommonJS bundle, `thread/actor-thread.cjs`.
+ * `<folder>/x/y.ts` → `x/y.js`, for every TypeScript source (declarations aside); the actor thread's entry and its
+ * loader → their CommonJS bundles, `thread/actor-thread.cjs` and `thread/cached-entry.cjs`.
  */
 function compiledNames(folder: string): string[] {
   return filesUnder(join(REPO_ROOT, folder), ".ts")
     .filter((file) => !file.endsWith(".d.ts"))
-    .map((file) => file.replace(/\.ts$/, `${folder}/${file}` === "actors/thread/actor-thread.ts" ? ".cjs" : ".js"));
+    .map((file) => file.replace(/\.ts$/, BUNDLED.has(`${folder}/${file}`) ? ".cjs" : ".js"));
 }
 
 /** Files reachable from `entries` through static imports and literal dynamic imports, except the check loader. */
@@ -242,7 +246,7 @@ describe("pi install npm: of the packed tarball", () => {
     const devOnly = new Set(
       ["check", "spec", "output", "result", "messages", "control", "monitor", "nullable"].map((name) => `dist/mailbox/${name}.js`),
     );
-    const graph = productionGraph(installed.pkgDir, ["dist/actors/thread/actor-thread.cjs", "dist/actors/job/actor.js", "dist/actors/monitor/regex-sandbox.js"]);
+    const graph = productionGraph(installed.pkgDir, ["dist/actors/thread/cached-entry.cjs", "dist/actors/thread/actor-thread.cjs", "dist/actors/job/actor.js", "dist/actors/monitor/regex-sandbox.js"]);
     for (const file of devOnly) expect(graph.has(file), `${file} is reachable from a worker entry`).toBe(false);
     const problems = (await unresolvedImports(installed.pkgDir)).filter((problem) => !devOnly.has(problem.file));
     expect(problems).toEqual([]);

@@ -14,6 +14,8 @@ import { makeTempDir, NODE22, removeDir } from "./harness/paths.ts";
 
 const RUN_TIMEOUT_MS = 120_000;
 const BUNDLE = join("dist", "actors", "thread", "actor-thread.cjs");
+/** What a compiled copy's threads load: it runs the bundle beside it (actors/thread/cached-entry.ts). */
+const THREAD_ENTRY = "dist/actors/thread/cached-entry.cjs";
 
 interface StartRun {
   code: number | null;
@@ -85,7 +87,7 @@ describe("npm start runs the compiled workers", () => {
     expect(run.stderr).toContain("pi-jobs: compiling the workers into dist/");
     expect(run.stdout).toContain("model saw: Monitor:");
     expect(run.stdout).toContain("status=success");
-    expect(run.workerFiles).toContain("dist/actors/thread/actor-thread.cjs");
+    expect(run.workerFiles).toContain(THREAD_ENTRY);
     expect(run.workerFiles.filter((file) => !file.startsWith("dist/"))).toEqual([]);
   }, RUN_TIMEOUT_MS * 2);
 
@@ -95,6 +97,6 @@ describe("npm start runs the compiled workers", () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).not.toContain("compiling the workers");
     expect(statSync(join(root, BUNDLE)).mtimeMs).toBe(built);
-    expect(run.workerFiles).toContain("dist/actors/thread/actor-thread.cjs");
+    expect(run.workerFiles).toContain(THREAD_ENTRY);
   }, RUN_TIMEOUT_MS * 2);
 });
