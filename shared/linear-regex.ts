@@ -3,17 +3,16 @@
  * input. The tools use it to tell the model whether its pattern will run inline (host/monitor/schemas.ts,
  * host/shell/ready-params.ts); the actors use it to run patterns on their own thread (actors/monitor/matcher.ts).
  */
-import v8 from "node:v8";
-
 let linearEngineEnabled = false;
 
 /**
  * The linear engine is behind a V8 flag. Flags are process-wide and cannot be passed to a worker's execArgv; this
- * one only makes the `l` flag available and changes nothing for regexes compiled without it.
+ * one only makes the `l` flag available and changes nothing for regexes compiled without it. `node:v8` is loaded here,
+ * on the first pattern, not with the module: every actor thread loads this module, and only monitors compile patterns.
  */
 function enableLinearEngine(): void {
   if (linearEngineEnabled) return;
-  v8.setFlagsFromString("--enable-experimental-regexp-engine");
+  process.getBuiltinModule("node:v8").setFlagsFromString("--enable-experimental-regexp-engine");
   linearEngineEnabled = true;
 }
 

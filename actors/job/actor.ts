@@ -10,7 +10,6 @@
  * PTY only from a setImmediate after node-pty reported the exit, because ending a thread that still has a live
  * or just-exited PTY can abort the whole process (docs/decisions.md, "Never terminate a thread that owns a PTY").
  */
-import { performance } from "node:perf_hooks";
 import type { MessagePort } from "node:worker_threads";
 import { JobCellWriter } from "../../mailbox/cell.ts";
 import type { StopSignal } from "../../mailbox/control.ts";

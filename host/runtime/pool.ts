@@ -78,8 +78,8 @@ export function createActorPool(options: {
   const loaded = new Int32Array(new SharedArrayBuffer(4));
   const pool = new Piscina<ActorTask | null, ActorTaskResult | undefined>({
     filename: (options.entry ?? workerUrl("thread/actor-thread")).href,
-    // Only a compiled copy's threads use the code cache (actors/thread/cached-entry.ts); a thread that loads TypeScript
-    // source loads it as modules.
+    // Only a compiled copy's threads use the code cache (actors/thread/cached-entry.ts); a thread that runs the
+    // TypeScript source loads its entry as modules, without it.
     workerData: { loaded: loaded.buffer, codeCache: options.codeCache ?? createCodeCache() },
     minThreads: options.warm,
     // One thread per job, plus room so that the warm threads are not the last ones.
