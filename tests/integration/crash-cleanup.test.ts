@@ -93,7 +93,24 @@ describe.runIf(linux)("the exit net", () => {
     const runtimeId = stdout.trim();
     expect(runtimeId).toMatch(/^[0-9a-f]{12}$/);
     // The child printed its id only once three tagged processes ran; once it exited, none may be left.
-    await waitFor(async () => ((await processesOfRuntimes([runtimeId])) ?? [1]).length === 0, 10_000, "no tagged process left");
+    let left: number[] = [];
+    try {
+      await waitFor(async () => {
+        left = ((await processesOfRuntimes([runtimeId])) ?? []).map((found) => found.pid);
+        return left.length === 0;
+      }, 10_000, "no tagged process left");
+    } catch (error) {
+      leftovers.push(...left);
+      // What survived, and in which state, says which way it escaped the exit net.
+      const stateOf = (pid: number) => {
+        try {
+          return `${readFileSync(`/proc/${pid}/stat`, "utf8").trim()} [${readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ")}]`;
+        } catch {
+          return `${pid} (gone)`;
+        }
+      };
+      throw new Error(`${(error as Error).message}; left: ${left.map(stateOf).join("; ")}\n${stdout}`);
+    }
   });
 });
 

@@ -31,6 +31,16 @@ async function spawnerRuntime(): Promise<SupervisedRuntime> {
   return runtime;
 }
 
+/** Whether the pid names a process at all, a zombie included: false once its parent has reaped it. */
+function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function parentOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
   return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
@@ -175,7 +185,9 @@ describe("the spawner", () => {
     const pid = await waitFor(() => running.pid(), 30_000, "the job's process");
     const spawner = parentOf(pid);
     process.kill(spawner, "SIGKILL");
-    await waitFor(() => !pidAlive(spawner), 30_000, "the spawner to die");
+    // Until this process has reaped it, and so heard of its exit: a zombie the runtime has not heard of would still
+    // take the next job's spawn (which then fails over to the actor), and no new spawner would be started for it.
+    await waitFor(() => !pidExists(spawner), 30_000, "the spawner to die and be reaped");
     writeFileSync(trigger, "");
     // Its exit status went with the spawner; its end and its output did not.
     const result = await running.done;
