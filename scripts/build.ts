@@ -11,8 +11,8 @@
  *    pass-1 output). Every thread loads its entry when it starts, and resolving, reading and compiling ~20 modules was
  *    a good part of what a thread costs beyond Node's own worker start; piscina loads the entry with require(), which
  *    loads CommonJS without starting the thread's ES module loader (docs/decisions.md, "A lean worker entry").
- *    Packages stay external: node-pty is native, comlink is loaded with `createRequire`, each resolved from the
- *    installed package. A module a thread loads only on demand stays a separate file (its pass-1 output), so that what
+ *    Packages stay external, resolved from the installed package (node-pty is native), except comlink: every thread
+ *    runs it, and inside the bundle it compiles from the shared code cache with the rest. A module a thread loads only on demand stays a separate file (its pass-1 output), so that what
  *    it imports is still loaded only then: the terminal emulator (PTY jobs). The mailbox's schemas (TypeBox, which an
  *    installed copy's threads must never need) are never loaded by a thread at all: it imports only their types.
  *    Beside it, the loader the pool starts each compiled thread with, dist/actors/thread/cached-entry.cjs
@@ -21,6 +21,7 @@
  * `needsBuild` says whether dist/ is older than the sources it is built from, for `npm start` and the benchmarks.
  */
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
@@ -91,6 +92,14 @@ const onDemandStaysSeparate: Plugin = {
   },
 };
 
+/** comlink goes into the bundle (see above); every other package stays external. */
+const bundleComlink: Plugin = {
+  name: "bundle-comlink",
+  setup(context) {
+    context.onResolve({ filter: /^comlink$/ }, () => ({ path: createRequire(join(ROOT, ENTRY)).resolve("comlink") }));
+  },
+};
+
 const COMMON = { absWorkingDir: ROOT, bundle: true, platform: "node", target: "node22", logLevel: "warning" } as const;
 
 /**
@@ -113,7 +122,7 @@ export async function buildWorkers(options: { clean: boolean }): Promise<void> {
     // What only some jobs need is loaded with require() when first needed, not import(): code compiled by node:vm
     // (actors/thread/cached-entry.ts) has no module loader of its own to import with.
     supported: { "dynamic-import": false },
-    plugins: [onDemandStaysSeparate],
+    plugins: [bundleComlink, onDemandStaysSeparate],
   });
 }
 

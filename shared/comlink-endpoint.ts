@@ -1,14 +1,15 @@
 /**
  * comlink on Node MessagePorts, for the control plane of one actor (snapshot, write, resize, stop).
- * comlink's package has no exports map and its main entry is UMD, which Node loads as CommonJS.
+ * comlink's main entry is UMD, which Node loads as CommonJS and whose named exports it finds. A compiled actor thread
+ * has comlink inside its bundle, so it compiles from the pool's shared code cache instead of being resolved, read and
+ * compiled from node_modules by every new thread (scripts/build.ts).
  */
-import { createRequire } from "node:module";
 import type { MessagePort, TransferListItem } from "node:worker_threads";
-import type * as ComlinkModule from "comlink";
+import * as Comlink from "comlink";
 
-export const Comlink = createRequire(import.meta.url)("comlink") as typeof ComlinkModule;
+export { Comlink };
 
-type Listener = Parameters<ComlinkModule.Endpoint["addEventListener"]>[1];
+type Listener = Parameters<Comlink.Endpoint["addEventListener"]>[1];
 
 /**
  * The port as comlink's endpoint, through its Node-style `on`/`off`. comlink reads only `data` of the event it is
@@ -18,7 +19,7 @@ type Listener = Parameters<ComlinkModule.Endpoint["addEventListener"]>[1];
  * (docs/decisions.md, "comlink for the control plane only"). The port is closed by its owners
  * (host/runtime/actor-link.ts, actors/job/actor.ts), not by comlink.
  */
-export function createNodeEndpoint(port: MessagePort): ComlinkModule.Endpoint {
+export function createNodeEndpoint(port: MessagePort): Comlink.Endpoint {
   const handlers = new Map<Listener, (data: unknown) => void>();
   return {
     postMessage: (message: unknown, transfer?: readonly unknown[]) => port.postMessage(message, transfer as TransferListItem[] | undefined),

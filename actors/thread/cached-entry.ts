@@ -10,7 +10,6 @@
  * CommonJS's wrapper, with its own file's name and a `require` that resolves from its folder.
  */
 import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Script } from "node:vm";
@@ -51,7 +50,9 @@ const script = new Script(`(function (exports, require, module, __filename, __di
 });
 if (cache !== null && cachedData !== undefined && !script.cachedDataRejected) countCodeCacheUse(cache);
 const loaded: { exports: Partial<ThreadEntry> } = { exports: {} };
-(script.runInThisContext() as (...args: unknown[]) => void)(loaded.exports, createRequire(BUNDLE), loaded, BUNDLE, dirname(BUNDLE));
+// This loader runs as CommonJS from the bundle's own folder (scripts/build.ts), so its `require` resolves what the
+// bundle's would; `createRequire` would load node:module, and with it the ES module loader, into every thread.
+(script.runInThisContext() as (...args: unknown[]) => void)(loaded.exports, require, loaded, BUNDLE, dirname(BUNDLE));
 const entry = loaded.exports as ThreadEntry;
 
 /** Saves the cache once the job has started its process (or ended, or taken START_WAIT_MS), unless another thread did. */

@@ -16,9 +16,8 @@
  * for a hang, as the counter alone can tell no more. Everything here but `readThread` is pure: the clock and the
  * readings are injected (tests/unit/heartbeat.test.ts).
  */
-import { readFile } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
-import { fieldsOfStat, statField, threadFile } from "../../shared/proc-stat.ts";
+import { fieldsOfStat, readProcText, statField, threadFile } from "../../shared/proc-stat.ts";
 
 /** How long a heartbeat must stand still before the verdict is considered at all. */
 export const STALLED_ACTOR_MS = 15_000;
@@ -161,22 +160,20 @@ export class OwnClock {
 }
 
 /**
- * Reads one of this process's threads from /proc (Linux) without blocking the caller's thread: its CPU and run-queue
- * times (`schedstat`: ns on a CPU, ns waiting on a run queue, timeslices) and its state (`stat`, parsed by
- * shared/proc-stat.ts). Null when the thread is gone or /proc cannot be read.
+ * Reads one of this process's threads from /proc (Linux): its CPU and run-queue times (`schedstat`: ns on a CPU, ns
+ * waiting on a run queue, timeslices) and its state (`stat`, parsed by shared/proc-stat.ts). Null when the thread is gone
+ * or /proc cannot be read. Two small files of a thread of this very process, read into shared/proc-stat.ts's reused
+ * buffer: tens of microseconds, and nothing to wait for (no other process's memory is read). Through fs.promises' readFile
+ * each cost several trips through libuv's thread pool and a fresh 64 KiB buffer: about a millisecond of Pi's thread per
+ * job in a burst of starts, where every spawn dates its heartbeat with a reading.
  */
 export async function readThread(tid: number): Promise<ThreadReading | null> {
-  try {
-    const [schedstat, stat] = await Promise.all([
-      readFile(threadFile(tid, "schedstat"), "latin1"),
-      readFile(threadFile(tid, "stat"), "latin1"),
-    ]);
-    const [cpuNs, queuedNs] = schedstat.trim().split(" ").map(Number);
-    const fields = fieldsOfStat(stat);
-    const state = fields === null ? undefined : statField(fields, "state");
-    if (!Number.isFinite(cpuNs) || !Number.isFinite(queuedNs) || state === undefined || !/^[RSDItTPW]$/.test(state)) return null;
-    return { cpuMs: cpuNs! / 1e6, queuedMs: queuedNs! / 1e6, runnable: state === "R" };
-  } catch {
-    return null;
-  }
+  const schedstat = readProcText(threadFile(tid, "schedstat"));
+  const stat = readProcText(threadFile(tid, "stat"));
+  if (schedstat === null || stat === null) return null;
+  const [cpuNs, queuedNs] = schedstat.trim().split(" ").map(Number);
+  const fields = fieldsOfStat(stat);
+  const state = fields === null ? undefined : statField(fields, "state");
+  if (!Number.isFinite(cpuNs) || !Number.isFinite(queuedNs) || state === undefined || !/^[RSDItTPW]$/.test(state)) return null;
+  return { cpuMs: cpuNs! / 1e6, queuedMs: queuedNs! / 1e6, runnable: state === "R" };
 }

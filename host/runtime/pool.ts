@@ -243,6 +243,8 @@ export function createActorPool(options: {
    * `warm` warm tasks in flight cover the idle ones and start the missing threads.
    */
   const topUp = () => {
+    if (warmFailed) return;
+    if (waiting.some((start) => start.task !== null) || loading() > 0) return scheduleTopUp();
     const idle = pool.threads.length - jobs - warming;
     if (idle >= options.warm) return;
     const missing = Math.min(options.warm, maxThreads - jobs) - warming;
@@ -260,7 +262,9 @@ export function createActorPool(options: {
   /**
    * A new thread's start costs tens of milliseconds of CPU (docs/decisions.md); on two cores, started in the same
    * moment as the job that took the last idle thread, it competes with that job's own start. So the top-up waits
-   * until the job has had time to spawn, and the starts of one burst share one top-up.
+   * until the job has had time to spawn, and the starts of one burst share one top-up, which waits on until no job
+   * waits for a thread and none is loading: booted in the middle of a burst, the warm threads' boots would share the
+   * cores with its last jobs'.
    */
   let topUpTimer: ReturnType<typeof setTimeout> | null = null;
   const scheduleTopUp = () => {
