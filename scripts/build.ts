@@ -12,9 +12,10 @@
  *    a good part of what a thread costs beyond Node's own worker start; piscina loads the entry with require(), which
  *    loads CommonJS without starting the thread's ES module loader (docs/decisions.md, "A lean worker entry").
  *    Packages stay external, resolved from the installed package (node-pty is native), except comlink: every thread
- *    runs it, and inside the bundle it compiles from the shared code cache with the rest. A module a thread loads only on demand stays a separate file (its pass-1 output), so that what
- *    it imports is still loaded only then: the terminal emulator (PTY jobs). The mailbox's schemas (TypeBox, which an
- *    installed copy's threads must never need) are never loaded by a thread at all: it imports only their types.
+ *    runs it, and inside the bundle it compiles from the shared code cache with the rest. A module a thread loads only
+ *    on demand stays a separate file (its pass-1 output), so that what it imports is still loaded only then: the
+ *    terminal emulator (PTY jobs). The mailbox's schemas (TypeBox, which an installed copy's threads must never need)
+ *    are never loaded by a thread at all: it imports only their types.
  *    Beside it, the loader the pool starts each compiled thread with, dist/actors/thread/cached-entry.cjs
  *    (actors/thread/cached-entry.ts), which compiles the bundle from the pool's shared V8 code cache.
  *
