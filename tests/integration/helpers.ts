@@ -32,6 +32,16 @@ export function groupGone(pgid: number): boolean {
   return groupMembersNow(pgid).length === 0;
 }
 
+/** Whether the pid names a process at all, a zombie included: false once its parent has reaped it. */
+export function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

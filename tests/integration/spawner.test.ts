@@ -13,7 +13,7 @@ import type { JobHandle } from "../../host/runtime/api.ts";
 import { autogroupEnabled, STARTING_SESSION_NICE } from "../../shared/autogroup.ts";
 import { createSpawner } from "../../host/runtime/spawner.ts";
 import { findPerl, JOB_NICE_STEPS } from "../../spawner/job-group.ts";
-import { pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
+import { pidAlive, pidExists, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
 const linux = process.platform === "linux";
 let runtime: SupervisedRuntime | null = null;
@@ -29,16 +29,6 @@ async function spawnerRuntime(): Promise<SupervisedRuntime> {
   runtime.warmUp();
   expect(await runtime.spawnerReady()).toBe(true);
   return runtime;
-}
-
-/** Whether the pid names a process at all, a zombie included: false once its parent has reaped it. */
-function pidExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function parentOf(pid: number): number {
