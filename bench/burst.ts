@@ -11,7 +11,8 @@
  *   them keep both cores of a 2-core machine busy) started in one batch on a fresh runtime, until every one runs; then
  *   held for a while, during which the supervisor must stop none of them.
  * - An idle batch: the same with `sleep 600`; beside it the same batch with threads that compile the actor's code
- *   without the pool's shared code cache (actors/thread/cached-entry.ts), each on its own, as before there was one.
+ *   without the pool's shared code cache (actors/thread/cached-entry.ts), each on its own, as before there was one,
+ *   and the same batch started through the Node spawner (spawner/spawner.ts) instead of the perl one.
  * - 32 CPU-bound jobs (`yes > /dev/null`) running: `echo x` start → result, and Pi's event-loop delay meanwhile;
  *   beside the same with every process started by plain `child_process.spawn` on Pi's thread, each in a session of
  *   its own, as an extension without actors does.
@@ -22,7 +23,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import type { SupervisedRuntime } from "../host/runtime/runtime.ts";
+import type { RuntimeOptions, SupervisedRuntime } from "../host/runtime/runtime.ts";
 import type { JobHandle } from "../host/runtime/api.ts";
 import { claimCodeCache, createCodeCache, writeCodeCache } from "../mailbox/code-cache.ts";
 import { COPIES, copyLabel, loadCopy, type Copy, type LoadedCopy } from "./copy.ts";
@@ -72,8 +73,11 @@ function spentCodeCache(): SharedArrayBuffer {
   return cache;
 }
 
+/** What a batch may change in the runtime it starts on. */
+type BatchOptions = Pick<RuntimeOptions, "codeCache" | "spawnerProgram">;
+
 /** A fresh runtime as Pi has it once a session started: warm threads loaded, the spawner listening. */
-async function freshRuntime(pkg: LoadedCopy, options: { codeCache?: SharedArrayBuffer } = {}): Promise<SupervisedRuntime> {
+async function freshRuntime(pkg: LoadedCopy, options: BatchOptions = {}): Promise<SupervisedRuntime> {
   const runtime = pkg.runtime(options);
   runtime.warmUp();
   // The spawner does not hold the event loop open (it must not keep Pi alive): this wait does.
@@ -102,7 +106,7 @@ interface BatchRun {
   supervisorStops: number;
 }
 
-async function batch(pkg: LoadedCopy, command: string, holdMs: number, options: { codeCache?: SharedArrayBuffer } = {}): Promise<BatchRun> {
+async function batch(pkg: LoadedCopy, command: string, holdMs: number, options: BatchOptions = {}): Promise<BatchRun> {
   const floorMs = await threadsStarted(EMPTY);
   const runtime = await freshRuntime(pkg, options);
   try {
@@ -209,6 +213,8 @@ export interface BurstCopy {
   idle: BatchRun[];
   /** The idle batch with threads that compile without the shared code cache. */
   idleUncached: BatchRun[];
+  /** The idle batch started through the Node spawner and its perl launcher instead of the perl spawner. */
+  idleNodeSpawner: BatchRun[];
   cpuLoad: CpuLoadRun;
   stops: TakeoverLoopResult;
 }
@@ -241,13 +247,15 @@ export async function benchBurst(): Promise<BurstResult> {
     const busy: BatchRun[] = [];
     const idle: BatchRun[] = [];
     const idleUncached: BatchRun[] = [];
+    const idleNodeSpawner: BatchRun[] = [];
     for (let i = 0; i < BATCH_RUNS; i += 1) {
       busy.push(await batch(pkg, POLLING, HOLD_MS));
       idle.push(await batch(pkg, "sleep 600", 0));
       idleUncached.push(await batch(pkg, "sleep 600", 0, { codeCache: spentCodeCache() }));
+      idleNodeSpawner.push(await batch(pkg, "sleep 600", 0, { spawnerProgram: "node" }));
     }
     const cpuLoad = await underCpuLoad(pkg);
-    copies.push({ copy, busy, idle, idleUncached, cpuLoad, stops: await benchTakeoverLoop(pkg.createJobRuntime) });
+    copies.push({ copy, busy, idle, idleUncached, idleNodeSpawner, cpuLoad, stops: await benchTakeoverLoop(pkg.createJobRuntime) });
   }
   return { floorRuns, floorMs: summarize(floorRuns).median, codeFloorRuns, stopFloorRuns, copies, plainCpuLoad: await plainUnderCpuLoad() };
 }
@@ -316,6 +324,13 @@ export function burstRows(result: BurstResult): Row[] {
       benchmark: "",
       variant: `idle, fresh runtime, each thread compiling the actor's code without the shared code cache, ${copyLabel(measured.copy)}`,
       result: batchCell(measured.idleUncached),
+      target: "baseline",
+      met: null,
+    });
+    rows.push({
+      benchmark: "",
+      variant: `idle, fresh runtime, started through the Node spawner and its perl launcher instead of the perl spawner, ${copyLabel(measured.copy)}`,
+      result: batchCell(measured.idleNodeSpawner),
       target: "baseline",
       met: null,
     });

@@ -51,3 +51,8 @@ export function workerUrl(name: string): URL {
 export function spawnerUrl(): URL {
   return entryUrl("spawner", "spawner");
 }
+
+/** URL of the perl spawner (spawner/spawner.pl): perl runs it as it is, from every copy. */
+export function perlSpawnerUrl(): URL {
+  return new URL("spawner/spawner.pl", root);
+}

@@ -1,5 +1,7 @@
 /**
  * The spawner: a small Node process, one per job runtime, that starts pipe jobs' processes on behalf of their actors.
+ * Where a complete perl is on the PATH, spawner/spawner.pl serves instead: the same protocol, one process that forks
+ * each job itself rather than exec a perl launcher for it (host/runtime/spawner.ts chooses).
  *
  * Why a process of its own: starting a process forks the one that asks, and a fork costs what the asking process's
  * memory costs — every page table of Pi and of every actor thread is copied and marked copy-on-write, then thrown away

@@ -17,7 +17,7 @@ import { createRegistryRecorder, type RegistryRecorder } from "../safety/crash-c
 import { installExitNet } from "../safety/exit-net.ts";
 import { Job } from "./job.ts";
 import { createActorPool, type ActorPool } from "./pool.ts";
-import { createSpawner, type Spawner } from "./spawner.ts";
+import { createSpawner, type Spawner, type SpawnerProgram } from "./spawner.ts";
 import type { JobHandle, JobRuntime, StartRequest } from "./api.ts";
 
 export interface RuntimeOptions {
@@ -40,6 +40,8 @@ export interface RuntimeOptions {
    * threads inside Pi. Default: on, unless PI_JOBS_SPAWNER=0.
    */
   spawner?: boolean;
+  /** Which spawner program to try first (host/runtime/spawner.ts); default perl, with Node where perl cannot serve. */
+  spawnerProgram?: SpawnerProgram;
 }
 
 export const DEFAULT_CAPACITY = 64;
@@ -110,7 +112,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   const useSpawner = options.spawner ?? spawnerEnabled(process.env);
   /** The spawner listens in the session's log directory, which is private to this user. */
   let spawner: Spawner | null = null;
-  const ensureSpawner = (): Spawner | null => (useSpawner && !closed ? (spawner ??= createSpawner(ensureLogDir())) : spawner);
+  const ensureSpawner = (): Spawner | null => (useSpawner && !closed ? (spawner ??= createSpawner(ensureLogDir(), { program: options.spawnerProgram })) : spawner);
 
   /**
    * Jobs whose process does not exist yet. While there are any, the jobs' session yields to Pi's process, which is

@@ -1,16 +1,22 @@
 /**
- * The session's spawner process (spawner/spawner.ts) as the job runtime keeps it. It is started early, with the warm
- * threads, so that the fork of every pipe job copies a small process instead of Pi and all its actor threads
+ * The session's spawner process as the job runtime keeps it. It is started early, with the warm threads, so that the
+ * fork of every pipe job copies a small process instead of Pi and all its actor threads
  * (docs/decisions.md, "Jobs are forked by a small spawner process"). Actors are handed its socket once it listens, and
  * spawn the process themselves before that or whenever it does not answer: a job never waits for the spawner, and a
  * spawner that fails costs speed, never a job. One that dies is started again for later jobs, a few times at most.
+ *
+ * Two programs speak its protocol (mailbox/spawner-protocol.ts): spawner/spawner.pl, one perl process that forks each
+ * job, where a complete perl is on the PATH; otherwise spawner/spawner.ts, a Node process that starts each job through
+ * a perl launcher (or, without perl, in a session of its own). One that ends before it listens (no perl, a perl without
+ * the modules it loads) is replaced by the Node one at once.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { autogroupEnabled, STARTING_SESSION_NICE, setSessionNice } from "../../shared/autogroup.ts";
-import { spawnerUrl } from "../../shared/entry-url.ts";
-import { READY_LINE } from "../../mailbox/spawner-protocol.ts";
+import { perlSpawnerUrl, spawnerUrl } from "../../shared/entry-url.ts";
+import { MAX_LINE_BYTES, READY_LINE } from "../../mailbox/spawner-protocol.ts";
+import { JOB_NICE_STEPS } from "../../spawner/job-group.ts";
 
 const SOCKET_NAME = "spawner.sock";
 /** Starts per runtime: a spawner that keeps dying is given up on, and actors spawn their processes themselves. */
@@ -38,7 +44,18 @@ export interface Spawner {
   stop(waitMs?: number): Promise<void>;
 }
 
+/** Which program serves as the spawner: perl where it can, Node otherwise (see above). */
+export type SpawnerProgram = "perl" | "node";
+
+export interface SpawnerOptions {
+  /** The first program to try; "node" skips the perl one. */
+  program?: SpawnerProgram;
+  /** The perl to run, looked up on the PATH by name. */
+  perl?: string;
+}
+
 interface Running {
+  program: SpawnerProgram;
   child: ChildProcess;
   ready: Promise<boolean>;
   /** Whether it listens now. */
@@ -51,9 +68,24 @@ interface Running {
 /** Only where the kernel schedules by session is there a session's nice value to set. */
 const SESSIONS_SCHEDULED = autogroupEnabled();
 
+/** The command line of each program, listening on `path`. */
+function commandOf(program: SpawnerProgram, path: string, perl: string): { file: string; args: string[]; env?: Record<string, string> } {
+  if (program === "node") return { file: process.execPath, args: [fileURLToPath(spawnerUrl()), path] };
+  const mode = SESSIONS_SCHEDULED ? "group" : "session";
+  return {
+    file: perl,
+    args: [fileURLToPath(perlSpawnerUrl()), path, String(JOB_NICE_STEPS), mode, READY_LINE, String(MAX_LINE_BYTES)],
+    // An environment of its own: nothing in Pi's (PERL5OPT, PERL5LIB, a broken locale) may change or garble it. Each
+    // job's environment comes whole with its request.
+    env: { LC_ALL: "C", PATH: process.env.PATH ?? "/usr/bin:/bin" },
+  };
+}
+
 /** Starts the spawner listening on a socket in `dir`, the session's private (0700) log directory. */
-export function createSpawner(dir: string): Spawner {
+export function createSpawner(dir: string, options: SpawnerOptions = {}): Spawner {
   const path = join(dir, SOCKET_NAME);
+  const perl = options.perl ?? "perl";
+  let program: SpawnerProgram = options.program ?? "perl";
   let running: Running | null = null;
   let starts = 0;
   let stopped = false;
@@ -61,9 +93,11 @@ export function createSpawner(dir: string): Spawner {
   const start = (): Running | null => {
     if (stopped || starts >= MAX_STARTS) return null;
     starts += 1;
+    const command = commandOf(program, path, perl);
     let child: ChildProcess;
     try {
-      child = spawn(process.execPath, [fileURLToPath(spawnerUrl()), path], {
+      child = spawn(command.file, command.args, {
+        ...(command.env ? { env: command.env } : {}),
         // Its stdin is its lifeline: it exits when the runtime (or Pi) closes it. Its only output is the ready line.
         stdio: ["pipe", "pipe", "ignore"],
         // Its own session: the terminal's signals (Ctrl-C outside Pi's raw mode) are not for it, and the pipe jobs it
@@ -81,6 +115,7 @@ export function createSpawner(dir: string): Spawner {
     let started: Running;
     const ready = new Promise<boolean>((resolve) => {
       let seen = "";
+      let listened = false;
       const timer = setTimeout(() => {
         resolve(false);
         child.kill("SIGKILL");
@@ -91,17 +126,28 @@ export function createSpawner(dir: string): Spawner {
         if (!seen.includes(READY_LINE)) return;
         clearTimeout(timer);
         child.stdout?.destroy();
+        listened = true;
         started.listening = true;
         resolve(true);
       });
-      child.once("exit", () => {
+      // A perl spawner that ends before it listens (perl missing: an error and no exit) gives way to the Node one.
+      let ended = false;
+      const onEnd = () => {
+        if (ended) return;
+        ended = true;
         clearTimeout(timer);
         started.listening = false;
-        resolve(false);
-      });
+        if (listened || started.program !== "perl" || stopped) return resolve(false);
+        program = "node";
+        const next = start();
+        if (running === started) running = next;
+        resolve(next?.ready ?? false);
+      };
+      child.once("exit", onEnd);
+      child.once("error", onEnd);
     });
     (child.stdout as unknown as { unref?(): void } | null)?.unref?.();
-    started = { child, ready, listening: false, nice: 0, writing: false };
+    started = { program, child, ready, listening: false, nice: 0, writing: false };
     // A spawner started again while jobs start: its new session yields too.
     void ready.then(() => applyNice());
     child.once("exit", () => {

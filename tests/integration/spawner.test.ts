@@ -1,17 +1,19 @@
 /**
- * The spawner (spawner/spawner.ts) with real processes: a pipe job's process is forked by the session's small spawner
- * process, not by Pi's, and behaves exactly as one the actor forked itself — exit codes, signals, both output streams,
- * stdin, spawn errors. A spawner that dies costs no job: a running job still ends when its process does, and later
- * jobs are spawned anyway.
+ * The spawner, both its programs (spawner/spawner.pl and spawner/spawner.ts), with real processes: a pipe job's process
+ * is forked by the session's small spawner process, not by Pi's, and behaves exactly as one the actor forked itself —
+ * exit codes, signals, both output streams, stdin, spawn errors. A spawner that dies costs no job: a running job still
+ * ends when its process does, and later jobs are spawned anyway. A perl that cannot serve gives way to the Node one.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import type { JobHandle } from "../../host/runtime/api.ts";
 import { autogroupEnabled, STARTING_SESSION_NICE } from "../../shared/autogroup.ts";
-import { createSpawner } from "../../host/runtime/spawner.ts";
+import { createSpawner, type SpawnerProgram } from "../../host/runtime/spawner.ts";
 import { findPerl, JOB_NICE_STEPS } from "../../spawner/job-group.ts";
 import { pidAlive, pidExists, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
@@ -24,8 +26,8 @@ afterEach(async () => {
 });
 
 /** A runtime whose spawner listens, so that its pipe jobs go through it. */
-async function spawnerRuntime(): Promise<SupervisedRuntime> {
-  runtime = runtimeFor();
+async function spawnerRuntime(program: SpawnerProgram): Promise<SupervisedRuntime> {
+  runtime = runtimeFor({ spawnerProgram: program });
   runtime.warmUp();
   expect(await runtime.spawnerReady()).toBe(true);
   return runtime;
@@ -64,20 +66,28 @@ async function output(job: JobHandle): Promise<string> {
 
 const withOutput = { unread: { headBytes: 1 << 16, tailBytes: 1 << 16 } };
 
-describe("the spawner", () => {
+/** The spawner process listening on `socket`, found by its command line. */
+function spawnerListeningOn(socket: string): number {
+  return Number(readdirSync("/proc").find((entry) => /^\d+$/.test(entry) && commandLineOrEmpty(Number(entry)).includes(socket)));
+}
+
+/** What each program's command line names. */
+const PROGRAM_FILE: Record<SpawnerProgram, RegExp> = { perl: /spawner[\\/]spawner\.pl /, node: /spawner[\\/]spawner\.[jt]s / };
+
+describe.each(["perl", "node"] as const)("the %s spawner", (program) => {
   it.runIf(linux)("forks a pipe job's process from its own small process, not from Pi's", async () => {
-    const rt = await spawnerRuntime();
+    const rt = await spawnerRuntime(program);
     const job = rt.start(shellJob("exec sleep 30"));
     const pid = await waitFor(() => job.pid(), 30_000, "the job's process");
     const parent = parentOf(pid);
     expect(parent).not.toBe(process.pid);
-    expect(commandLineOf(parent)).toContain(join("spawner", "spawner."));
+    expect(commandLineOf(parent)).toMatch(PROGRAM_FILE[program]);
     expect(job.spec.spawner).toBe(join(rt.logDir, "spawner.sock"));
     expect((await job.stop()).cleanup).toBe("confirmed");
   });
 
   it.runIf(sharedSession)("pipe jobs share the spawner's session, each in a process group of its own, below the spawner", async () => {
-    const rt = await spawnerRuntime();
+    const rt = await spawnerRuntime(program);
     const jobs = [0, 1, 2].map(() => rt.start(shellJob("exec sleep 30")));
     const pids = await Promise.all(jobs.map((job) => waitFor(() => job.pid(), 30_000, "a job's process")));
     const spawner = parentOf(pids[0]!);
@@ -95,14 +105,13 @@ describe("the spawner", () => {
 
   it.runIf(autogroupEnabled())("the jobs' session yields to Pi's while jobs start, and is back at nice 0 after", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pi-jobs-spawner-"));
-    const spawner = createSpawner(dir);
+    const spawner = createSpawner(dir, { program });
     try {
       // The spawner holds no event loop open; the wait does.
       const held = setInterval(() => {}, 1000);
       expect(await spawner.ready()).toBe(true);
       clearInterval(held);
-      const socket = join(dir, "spawner.sock");
-      const pid = Number(readdirSync("/proc").find((entry) => /^\d+$/.test(entry) && commandLineOrEmpty(Number(entry)).includes(socket)));
+      const pid = spawnerListeningOn(join(dir, "spawner.sock"));
       const niceOfSession = () => Number(/nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, "latin1"))?.[1]);
       expect(niceOfSession()).toBe(0);
       spawner.setStarting(true);
@@ -116,7 +125,7 @@ describe("the spawner", () => {
   });
 
   it.runIf(sharedSession)("a job's environment reaches its command exactly, and nothing of it reaches the launcher", async () => {
-    const rt = await spawnerRuntime();
+    const rt = await spawnerRuntime(program);
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       // Each of these would change or garble a perl that read them.
@@ -134,8 +143,54 @@ describe("the spawner", () => {
     expect(await output(job)).toBe(names.map((name) => `${env[name]}\n`).join(""));
   });
 
+  it.runIf(linux)("a job's process starts with no signal ignored or blocked, whatever the spawner ignores for itself", async () => {
+    const rt = await spawnerRuntime(program);
+    // The command's own mask, read by itself: a shell blocks every signal for a moment around each fork.
+    const job = rt.start(shellJob("exec grep -E '^Sig(Ign|Blk)' /proc/self/status", withOutput));
+    expect(await job.done).toMatchObject({ cause: "exit", exitCode: 0 });
+    expect(await output(job)).toBe("SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+  });
+
+  it.runIf(linux)("closes what it cannot use: a first line that is not the protocol's, the streams of a request whose control closed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pi-jobs-spawner-"));
+    const spawner = createSpawner(dir, { program });
+    const held = setInterval(() => {}, 1000);
+    try {
+      expect(await spawner.ready()).toBe(true);
+      const socket = join(dir, "spawner.sock");
+      const open = async (first: string): Promise<{ socket: Socket; closed: Promise<void> }> => {
+        const connection = connect(socket);
+        await once(connection, "connect");
+        connection.on("error", () => {});
+        const closed = new Promise<void>((resolve) => connection.once("close", () => resolve()));
+        connection.resume();
+        connection.write(`${first}\n`);
+        return { socket: connection, closed };
+      };
+      await (await open("not json")).closed;
+      await (await open(JSON.stringify({ spawn: "x", role: "nobody" }))).closed;
+      // The control line comes last and its connection ends at once: the request is dropped, and the spawner closes
+      // the stream that had come for it (at once; were the stream's line read only after the drop, by the 30 s limit
+      // on a request that never completes).
+      const stdout = await open(JSON.stringify({ spawn: "y", role: "stdout" }));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const request = { spawn: "y", role: "control", shell: "/bin/sh", command: "touch started", cwd: dir, env: {}, stdin: false };
+      (await open(JSON.stringify(request))).socket.end();
+      await stdout.closed;
+      // Its last stream starts nothing.
+      const stderr = await open(JSON.stringify({ spawn: "y", role: "stderr" }));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(existsSync(join(dir, "started"))).toBe(false);
+      stderr.socket.destroy();
+    } finally {
+      clearInterval(held);
+      await spawner.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("reports exit codes, signals and both output streams as a process the actor forked", async () => {
-    const rt = await spawnerRuntime();
+    const rt = await spawnerRuntime(program);
     const plain = rt.start(shellJob("echo out; echo err >&2; exit 3", withOutput));
     const result = await plain.done;
     expect(result).toMatchObject({ cause: "exit", exitCode: 3, signal: null, cleanup: "confirmed" });
@@ -151,7 +206,7 @@ describe("the spawner", () => {
   });
 
   it("carries stdin to the process and closes it on end_stdin", async () => {
-    const rt = await spawnerRuntime();
+    const rt = await spawnerRuntime(program);
     const job = rt.start(shellJob("cat; echo closed", { io: { kind: "pipes", stdin: true }, ...withOutput }));
     await waitFor(() => job.phase() === "running", 30_000, "the job to run");
     expect(await job.write(Buffer.from("hello\n"))).toMatchObject({ ok: true });
@@ -161,7 +216,7 @@ describe("the spawner", () => {
   });
 
   it("refuses a missing working directory and a missing shell by name", async () => {
-    const rt = await spawnerRuntime();
+    const rt = await spawnerRuntime(program);
     const noDir = await rt.start(shellJob("true", { cwd: join(tmpdir(), "pi-jobs-no-such-dir") })).done;
     expect(noDir).toMatchObject({ cause: "spawn_failed", message: expect.stringContaining("working directory does not exist") });
     const noShell = await rt.start(shellJob("true", { shell: "/no/such/shell" })).done;
@@ -169,7 +224,7 @@ describe("the spawner", () => {
   });
 
   it.runIf(linux)("a spawner that dies costs no job: the running one still ends, later ones still start", async () => {
-    const rt = await spawnerRuntime();
+    const rt = await spawnerRuntime(program);
     const trigger = join(rt.logDir, "trigger");
     const running = rt.start(shellJob(`while [ ! -e ${trigger} ]; do sleep 0.05; done; echo done`, withOutput));
     const pid = await waitFor(() => running.pid(), 30_000, "the job's process");
@@ -203,7 +258,7 @@ describe("the spawner", () => {
     await direct.stop();
     await runtime.shutdown();
 
-    const rt = await spawnerRuntime();
+    const rt = await spawnerRuntime(program);
     const job = rt.start(shellJob("exec sleep 30"));
     const spawner = parentOf(await waitFor(() => job.pid(), 30_000, "the job's process"));
     await rt.shutdown();
@@ -227,7 +282,7 @@ describe("the spawner", () => {
         });
       try {
         for (const viaSpawner of [true, false]) {
-          const rt = viaSpawner ? await spawnerRuntime() : (runtime = runtimeFor({ spawner: false }));
+          const rt = viaSpawner ? await spawnerRuntime(program) : (runtime = runtimeFor({ spawner: false }));
           for (const [shlvl, level] of [[null, "2"], ["0", "2"], ["3", "4"]] as const) {
             const job = rt.start(bashJob(shlvl));
             expect(await job.done, `SHLVL ${shlvl}`).toMatchObject({ cause: "exit", exitCode: 0 });
@@ -241,4 +296,27 @@ describe("the spawner", () => {
       }
     },
   );
+});
+
+describe("the spawner's programs", () => {
+  for (const [what, perl] of [
+    ["missing", "/no/such/perl"],
+    ["that ends before it listens", "/bin/false"],
+  ] as const) {
+    it.runIf(linux)(`a perl ${what} gives way to the Node spawner at once`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), "pi-jobs-spawner-"));
+      const spawner = createSpawner(dir, { perl });
+      try {
+        const held = setInterval(() => {}, 1000);
+        expect(await spawner.ready()).toBe(true);
+        clearInterval(held);
+        const socket = join(dir, "spawner.sock");
+        expect(spawner.socketPath()).toBe(socket);
+        expect(commandLineOf(spawnerListeningOn(socket))).toMatch(PROGRAM_FILE.node);
+      } finally {
+        await spawner.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });
