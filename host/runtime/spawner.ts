@@ -130,7 +130,7 @@ export function createSpawner(dir: string, options: SpawnerOptions = {}): Spawne
         started.listening = true;
         resolve(true);
       });
-      // A perl spawner that ends before it listens (perl missing: an error and no exit) gives way to the Node one.
+      // A perl spawner that ends before it listens (or never starts: perl missing) gives way to the Node one.
       let ended = false;
       const onEnd = () => {
         if (ended) return;
@@ -144,7 +144,9 @@ export function createSpawner(dir: string, options: SpawnerOptions = {}): Spawne
         resolve(next?.ready ?? false);
       };
       child.once("exit", onEnd);
-      child.once("error", onEnd);
+      child.on("error", () => {
+        if (child.pid === undefined) onEnd();
+      });
     });
     (child.stdout as unknown as { unref?(): void } | null)?.unref?.();
     started = { program, child, ready, listening: false, nice: 0, writing: false };
