@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import type { JobHandle } from "../../host/runtime/api.ts";
 import { autogroupEnabled, STARTING_SESSION_NICE } from "../../shared/autogroup.ts";
-import { createSpawner, type SpawnerProgram } from "../../host/runtime/spawner.ts";
+import { createSpawner, type Spawner, type SpawnerOptions, type SpawnerProgram } from "../../host/runtime/spawner.ts";
 import { findPerl, JOB_NICE_STEPS } from "../../spawner/job-group.ts";
 import { pidAlive, pidExists, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
@@ -71,6 +71,22 @@ function spawnerListeningOn(socket: string): number {
   return Number(readdirSync("/proc").find((entry) => /^\d+$/.test(entry) && commandLineOrEmpty(Number(entry)).includes(socket)));
 }
 
+/** A spawner of its own in a fresh directory, once it listens; stopped and its directory removed after `use`. */
+async function withSpawner(options: SpawnerOptions, use: (spawner: Spawner, dir: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "pi-jobs-spawner-"));
+  const spawner = createSpawner(dir, options);
+  // The spawner holds no event loop open; this does.
+  const held = setInterval(() => {}, 1000);
+  try {
+    expect(await spawner.ready()).toBe(true);
+    await use(spawner, dir);
+  } finally {
+    clearInterval(held);
+    await spawner.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** What each program's command line names. */
 const PROGRAM_FILE: Record<SpawnerProgram, RegExp> = { perl: /spawner[\\/]spawner\.pl /, node: /spawner[\\/]spawner\.[jt]s / };
 
@@ -104,13 +120,7 @@ describe.each(["perl", "node"] as const)("the %s spawner", (program) => {
   });
 
   it.runIf(autogroupEnabled())("the jobs' session yields to Pi's while jobs start, and is back at nice 0 after", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "pi-jobs-spawner-"));
-    const spawner = createSpawner(dir, { program });
-    try {
-      // The spawner holds no event loop open; the wait does.
-      const held = setInterval(() => {}, 1000);
-      expect(await spawner.ready()).toBe(true);
-      clearInterval(held);
+    await withSpawner({ program }, async (spawner, dir) => {
       const pid = spawnerListeningOn(join(dir, "spawner.sock"));
       const niceOfSession = () => Number(/nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, "latin1"))?.[1]);
       expect(niceOfSession()).toBe(0);
@@ -118,10 +128,7 @@ describe.each(["perl", "node"] as const)("the %s spawner", (program) => {
       await waitFor(() => niceOfSession() === STARTING_SESSION_NICE, 10_000, "the session to yield");
       spawner.setStarting(false);
       await waitFor(() => niceOfSession() === 0, 10_000, "the session to be back at nice 0");
-    } finally {
-      await spawner.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it.runIf(sharedSession)("a job's environment reaches its command exactly, and nothing of it reaches the launcher", async () => {
@@ -152,11 +159,7 @@ describe.each(["perl", "node"] as const)("the %s spawner", (program) => {
   });
 
   it.runIf(linux)("closes what it cannot use: a first line that is not the protocol's, the streams of a request whose control closed", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "pi-jobs-spawner-"));
-    const spawner = createSpawner(dir, { program });
-    const held = setInterval(() => {}, 1000);
-    try {
-      expect(await spawner.ready()).toBe(true);
+    await withSpawner({ program }, async (_spawner, dir) => {
       const socket = join(dir, "spawner.sock");
       const open = async (first: string): Promise<{ socket: Socket; closed: Promise<void> }> => {
         const connection = connect(socket);
@@ -182,11 +185,7 @@ describe.each(["perl", "node"] as const)("the %s spawner", (program) => {
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(existsSync(join(dir, "started"))).toBe(false);
       stderr.socket.destroy();
-    } finally {
-      clearInterval(held);
-      await spawner.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it("reports exit codes, signals and both output streams as a process the actor forked", async () => {
@@ -304,19 +303,11 @@ describe("the spawner's programs", () => {
     ["that ends before it listens", "/bin/false"],
   ] as const) {
     it.runIf(linux)(`a perl ${what} gives way to the Node spawner at once`, async () => {
-      const dir = mkdtempSync(join(tmpdir(), "pi-jobs-spawner-"));
-      const spawner = createSpawner(dir, { perl });
-      try {
-        const held = setInterval(() => {}, 1000);
-        expect(await spawner.ready()).toBe(true);
-        clearInterval(held);
+      await withSpawner({ perl }, async (spawner, dir) => {
         const socket = join(dir, "spawner.sock");
         expect(spawner.socketPath()).toBe(socket);
         expect(commandLineOf(spawnerListeningOn(socket))).toMatch(PROGRAM_FILE.node);
-      } finally {
-        await spawner.stop();
-        rmSync(dir, { recursive: true, force: true });
-      }
+      });
     });
   }
 });
