@@ -115,7 +115,6 @@ export function createSpawner(dir: string, options: SpawnerOptions = {}): Spawne
     let started: Running;
     const ready = new Promise<boolean>((resolve) => {
       let seen = "";
-      let listened = false;
       const timer = setTimeout(() => {
         resolve(false);
         child.kill("SIGKILL");
@@ -126,7 +125,6 @@ export function createSpawner(dir: string, options: SpawnerOptions = {}): Spawne
         if (!seen.includes(READY_LINE)) return;
         clearTimeout(timer);
         child.stdout?.destroy();
-        listened = true;
         started.listening = true;
         resolve(true);
       });
@@ -136,6 +134,7 @@ export function createSpawner(dir: string, options: SpawnerOptions = {}): Spawne
         if (ended) return;
         ended = true;
         clearTimeout(timer);
+        const listened = started.listening;
         started.listening = false;
         if (listened || started.program !== "perl" || stopped) return resolve(false);
         program = "node";
