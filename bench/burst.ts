@@ -12,7 +12,10 @@
  *   held for a while, during which the supervisor must stop none of them.
  * - An idle batch: the same with `sleep 600`; beside it the same batch with threads that compile the actor's code
  *   without the pool's shared code cache (actors/thread/cached-entry.ts), each on its own, as before there was one,
- *   and the same batch started through the Node spawner (spawner/spawner.ts) instead of the perl one.
+ *   the same batch started through the Node spawner (spawner/spawner.ts) instead of the perl one, and the plainest
+ *   start a design with a thread per job has: a bare Node process whose 64 threads each `spawn` their `sleep 600`.
+ *   A batch lasts a few seconds and single batches spread by a fifth either way, so these run in rounds, one of each
+ *   per round in an order that turns, enough rounds for a median to say which side of a target a batch lies.
  * - 32 CPU-bound jobs (`yes > /dev/null`) running: `echo x` start → result, and Pi's event-loop delay meanwhile;
  *   beside the same with every process started by plain `child_process.spawn` on Pi's thread, each in a session of
  *   its own, as an extension without actors does.
@@ -34,6 +37,8 @@ const BATCH = 64;
 const CPU_JOBS = 32;
 const ECHO_STARTS = repetitions(15, 3);
 const BATCH_RUNS = repetitions(3, 1);
+/** Rounds of the idle batches: one batch of each kind per round. */
+const IDLE_ROUNDS = repetitions(7, 1);
 /** How long a started busy batch is held while the supervisor could wrongly stop its jobs. */
 const HOLD_MS = repetitions(10_000, 2_000);
 const POLLING = "while :; do sleep 0.1; done";
@@ -63,6 +68,34 @@ const loading = (entry: URL) => `require(${JSON.stringify(fileURLToPath(entry))}
 
 function threadsStarted(body: string): Promise<number> {
   return numberPrintedBy(barePerThread(body), "bare threads");
+}
+
+/**
+ * 64 threads of a bare Node process that each start `sleep 600` with `child_process.spawn`, in a session of its own as
+ * a job needs a group of its own, and answer with its pid at the 'spawn' event: milliseconds until every one has
+ * answered. Then every one's session is killed, so that nothing of the run is left.
+ */
+const SPAWNING_THREADS = `
+const { Worker } = require("node:worker_threads");
+const body = "const child = require('node:child_process').spawn('/bin/sh', ['-c', 'sleep 600'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true }); child.stdout.resume(); child.stderr.resume(); child.once('spawn', () => require('node:worker_threads').parentPort.postMessage(child.pid));";
+const began = performance.now();
+const threads = [];
+Promise.all(Array.from({ length: ${BATCH} }, () => new Promise((resolve) => {
+  const worker = new Worker(body, { eval: true });
+  threads.push(worker);
+  worker.once("message", resolve);
+}))).then(async (pids) => {
+  const took = performance.now() - began;
+  for (const pid of pids) process.kill(-pid, "SIGKILL");
+  await Promise.all(threads.map((worker) => worker.terminate()));
+  process.stdout.write(String(took));
+});`;
+
+/** The plainest thread-per-job start, over a floor measured just before it (as a batch is). */
+async function spawningThreads(): Promise<BatchRun> {
+  const floorMs = await threadsStarted(EMPTY);
+  const allRunningMs = await numberPrintedBy(SPAWNING_THREADS, "spawning threads");
+  return { floorMs, allRunningMs, runningAtLimit: BATCH, supervisorStops: 0 };
 }
 
 /** A code cache no thread will write or read: each thread compiles the actor's code on its own. */
@@ -215,6 +248,8 @@ export interface BurstCopy {
   idleUncached: BatchRun[];
   /** The idle batch started through the Node spawner and its perl launcher instead of the perl spawner. */
   idleNodeSpawner: BatchRun[];
+  /** In the same rounds: 64 threads of a bare Node process that each spawn their `sleep 600`. */
+  spawningThreads: BatchRun[];
   cpuLoad: CpuLoadRun;
   stops: TakeoverLoopResult;
 }
@@ -248,14 +283,20 @@ export async function benchBurst(): Promise<BurstResult> {
     const idle: BatchRun[] = [];
     const idleUncached: BatchRun[] = [];
     const idleNodeSpawner: BatchRun[] = [];
-    for (let i = 0; i < BATCH_RUNS; i += 1) {
-      busy.push(await batch(pkg, POLLING, HOLD_MS));
-      idle.push(await batch(pkg, "sleep 600", 0));
-      idleUncached.push(await batch(pkg, "sleep 600", 0, { codeCache: spentCodeCache() }));
-      idleNodeSpawner.push(await batch(pkg, "sleep 600", 0, { spawnerProgram: "node" }));
+    const spawning: BatchRun[] = [];
+    for (let i = 0; i < BATCH_RUNS; i += 1) busy.push(await batch(pkg, POLLING, HOLD_MS));
+    const kinds: (() => Promise<void>)[] = [
+      async () => void idle.push(await batch(pkg, "sleep 600", 0)),
+      async () => void idleUncached.push(await batch(pkg, "sleep 600", 0, { codeCache: spentCodeCache() })),
+      async () => void idleNodeSpawner.push(await batch(pkg, "sleep 600", 0, { spawnerProgram: "node" })),
+      async () => void spawning.push(await spawningThreads()),
+    ];
+    for (let turn = 0; turn < IDLE_ROUNDS; turn += 1) {
+      for (let k = 0; k < kinds.length; k += 1) await kinds[(turn + k) % kinds.length]!();
     }
     const cpuLoad = await underCpuLoad(pkg);
-    copies.push({ copy, busy, idle, idleUncached, idleNodeSpawner, cpuLoad, stops: await benchTakeoverLoop(pkg.createJobRuntime) });
+    const stops = await benchTakeoverLoop(pkg.createJobRuntime);
+    copies.push({ copy, busy, idle, idleUncached, idleNodeSpawner, spawningThreads: spawning, cpuLoad, stops });
   }
   return { floorRuns, floorMs: summarize(floorRuns).median, codeFloorRuns, stopFloorRuns, copies, plainCpuLoad: await plainUnderCpuLoad() };
 }
@@ -270,7 +311,8 @@ function batchRatio(runs: readonly BatchRun[]): number | null {
   return runs.some((run) => run.allRunningMs === null) ? null : summarize(runs.map((run) => run.allRunningMs! / run.floorMs)).median;
 }
 
-function batchCell(runs: readonly BatchRun[]): string {
+/** `jobs`: whether pi-jobs ran the runs (and so whether a supervisor could have stopped any). */
+function batchCell(runs: readonly BatchRun[], jobs = true): string {
   const ratio = batchRatio(runs);
   const each = runs
     .map((run) =>
@@ -280,7 +322,8 @@ function batchCell(runs: readonly BatchRun[]): string {
     )
     .join(", ");
   const stops = runs.reduce((sum, run) => sum + run.supervisorStops, 0);
-  return `${ratio === null ? "not all running" : `${round(ratio)}× the floor`} median (runs, each over the floor just before it: ${each}); supervisor stops: ${stops}`;
+  const median = `${ratio === null ? "not all running" : `${round(ratio)}× the floor`} median (runs, each over the floor just before it: ${each})`;
+  return jobs ? `${median}; supervisor stops: ${stops}` : median;
 }
 
 export function burstRows(result: BurstResult): Row[] {
@@ -331,6 +374,13 @@ export function burstRows(result: BurstResult): Row[] {
       benchmark: "",
       variant: `idle, fresh runtime, started through the Node spawner and its perl launcher instead of the perl spawner, ${copyLabel(measured.copy)}`,
       result: batchCell(measured.idleNodeSpawner),
+      target: "baseline",
+      met: null,
+    });
+    rows.push({
+      benchmark: "",
+      variant: `in the same rounds: ${BATCH} threads of a bare Node process that each \`spawn\` their \`sleep 600\` in a session of its own (the plainest start with a thread per job)`,
+      result: batchCell(measured.spawningThreads, false),
       target: "baseline",
       met: null,
     });
