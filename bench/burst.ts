@@ -72,12 +72,12 @@ function threadsStarted(body: string): Promise<number> {
 
 /**
  * 64 threads of a bare Node process that each start `sleep 600` with `child_process.spawn`, in a session of its own as
- * a job needs a group of its own, and answer with its pid at the 'spawn' event: milliseconds until every one has
- * answered. Then every one's session is killed, so that nothing of the run is left.
+ * a job needs a group of its own, and answer with its pid at the 'spawn' event (0 at an 'error' one): milliseconds until
+ * every one has answered. Then every one's session is killed, so that nothing of the run is left.
  */
 const SPAWNING_THREADS = `
 const { Worker } = require("node:worker_threads");
-const body = "const child = require('node:child_process').spawn('/bin/sh', ['-c', 'sleep 600'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true }); child.stdout.resume(); child.stderr.resume(); child.once('spawn', () => require('node:worker_threads').parentPort.postMessage(child.pid));";
+const body = "const child = require('node:child_process').spawn('/bin/sh', ['-c', 'sleep 600'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true }); child.stdout.resume(); child.stderr.resume(); const answer = (pid) => require('node:worker_threads').parentPort.postMessage(pid); child.once('spawn', () => answer(child.pid)); child.once('error', () => answer(0));";
 const began = performance.now();
 const threads = [];
 Promise.all(Array.from({ length: ${BATCH} }, () => new Promise((resolve) => {
@@ -86,9 +86,9 @@ Promise.all(Array.from({ length: ${BATCH} }, () => new Promise((resolve) => {
   worker.once("message", resolve);
 }))).then(async (pids) => {
   const took = performance.now() - began;
-  for (const pid of pids) process.kill(-pid, "SIGKILL");
+  for (const pid of pids) if (pid > 0) process.kill(-pid, "SIGKILL");
   await Promise.all(threads.map((worker) => worker.terminate()));
-  process.stdout.write(String(took));
+  process.stdout.write(pids.includes(0) ? "a spawn failed" : String(took));
 });`;
 
 /** The plainest thread-per-job start, over a floor measured just before it (as a batch is). */
@@ -285,14 +285,17 @@ export async function benchBurst(): Promise<BurstResult> {
     const idleNodeSpawner: BatchRun[] = [];
     const spawning: BatchRun[] = [];
     for (let i = 0; i < BATCH_RUNS; i += 1) busy.push(await batch(pkg, POLLING, HOLD_MS));
-    const kinds: (() => Promise<void>)[] = [
-      async () => void idle.push(await batch(pkg, "sleep 600", 0)),
-      async () => void idleUncached.push(await batch(pkg, "sleep 600", 0, { codeCache: spentCodeCache() })),
-      async () => void idleNodeSpawner.push(await batch(pkg, "sleep 600", 0, { spawnerProgram: "node" })),
-      async () => void spawning.push(await spawningThreads()),
+    const kinds: [BatchRun[], () => Promise<BatchRun>][] = [
+      [idle, () => batch(pkg, "sleep 600", 0)],
+      [idleUncached, () => batch(pkg, "sleep 600", 0, { codeCache: spentCodeCache() })],
+      [idleNodeSpawner, () => batch(pkg, "sleep 600", 0, { spawnerProgram: "node" })],
+      [spawning, spawningThreads],
     ];
     for (let turn = 0; turn < IDLE_ROUNDS; turn += 1) {
-      for (let k = 0; k < kinds.length; k += 1) await kinds[(turn + k) % kinds.length]!();
+      for (let k = 0; k < kinds.length; k += 1) {
+        const [runs, run] = kinds[(turn + k) % kinds.length]!;
+        runs.push(await run());
+      }
     }
     const cpuLoad = await underCpuLoad(pkg);
     const stops = await benchTakeoverLoop(pkg.createJobRuntime);
