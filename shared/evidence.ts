@@ -36,7 +36,25 @@ export function isEvidence(line: string): boolean {
   return ANY_EVIDENCE.test(line);
 }
 
-/** A fresh pattern for scanning many lines at once (`^` at each line start); global, so it keeps its own position. */
-export function evidenceScanner(): RegExp {
-  return new RegExp(ALTERNATIVES, "gim");
+/**
+ * Lines that belong to the error line before them, so that an error reaches the model with what explains it:
+ * indented lines (traceback frames, Java's `\tat …`, a compiler's notes), a code frame's gutter (`12 | code`,
+ * `   |     ^~~`), caret and tilde lines, rustc's `-->` and `= note`, pytest's `>` and `E ` lines, vitest's `❯` frames
+ * and its `- Expected` / `+ Received` diff, Java's `Caused by:` and `... 12 more`, gcc's `file:line: note:`.
+ * Tested only on the lines that follow an error line, never on a whole output.
+ */
+const CONTINUATION = /^(?:[ \t]+\S|\d+ *[|│]|[|│^~>❯→]|-->|= |E {2,}|[-+](?: |$|\S)|Caused by:|\.\.\. \d+ more|\S+:\d+(?::\d+)?: note:)/;
+
+export function isContinuation(line: string): boolean {
+  return CONTINUATION.test(line);
+}
+
+/**
+ * A plain line that introduces the error line after it: one that ends with a colon (`f101.c: In function 'f101':`)
+ * or a test runner's section heading (`____ test_total ____`). Kept as the first line of that error's block.
+ */
+const HEADER = /:\s*$|^_{3,} \S.* _{3,}$/;
+
+export function isHeader(line: string): boolean {
+  return line.length <= 300 && HEADER.test(line);
 }

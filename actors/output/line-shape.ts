@@ -64,6 +64,50 @@ export function readShape(text: string, start: number): number {
   return i;
 }
 
+/**
+ * `readShape` over UTF-8 bytes, for lines read straight from a process's output without decoding them: the same
+ * slots, and a key that is equal for lines of the same shape (not equal to the key of the same line as a string).
+ * Reads from `start` to the next newline or `end`, whichever comes first, and returns where it stopped.
+ */
+export function readShapeBytes(bytes: Uint8Array, start: number, end: number): number {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  let slots = 0;
+  let value = 0;
+  let digits = 0;
+  let zero = 0;
+  let i = start;
+  for (; i < end; i += 1) {
+    const c = bytes[i] as number;
+    if (c === 10) break;
+    if (c >= 48 && c <= 57) {
+      if (digits === 0) zero = c === 48 ? 1 : 0;
+      value = value * 10 + (c - 48);
+      digits += 1;
+      continue;
+    }
+    if (digits > 0) {
+      endRun(slots, value, digits, zero);
+      slots += 1;
+      h1 = Math.imul(h1 ^ 0x30, 0x01000193);
+      h2 = Math.imul(h2 ^ 0x30, 0x5bd1e995);
+      value = 0;
+      digits = 0;
+    }
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+  }
+  if (digits > 0) {
+    endRun(slots, value, digits, zero);
+    slots += 1;
+    h1 = Math.imul(h1 ^ 0x30, 0x01000193);
+    h2 = Math.imul(h2 ^ 0x30, 0x5bd1e995);
+  }
+  shape.slots = slots;
+  shape.key = (h1 >>> 6) * 0x4000000 + (h2 >>> 6) + Math.min(slots, 1023) / 1024;
+  return i;
+}
+
 function endRun(slot: number, value: number, digits: number, zero: number): void {
   if (slot >= MAX_SLOTS) return;
   shape.values[slot] = value;
