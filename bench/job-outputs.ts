@@ -55,6 +55,8 @@ export async function jobOutputs(): Promise<JobOutput[]> {
           monitorId: `monitor_${index + 1}`,
           description: workload.name,
           outcome: result.monitor,
+          evidence: result.evidence,
+          logPath: result.log.path,
           elapsedMs: result.elapsedMs,
           timeoutMs,
           compact: false,

@@ -7,6 +7,7 @@
  * These are tokenizer estimates of the serialised text, not billing: providers add their own framing.
  */
 import { writeFileSync } from "node:fs";
+import { NO_EVIDENCE } from "../mailbox/evidence.ts";
 import { encoder, tokens } from "./token-count.ts";
 import type { DiagnosticLine, MonitorOutcome } from "../mailbox/monitor.ts";
 import { buildGuidance } from "../host/monitor/guidance.ts";
@@ -195,6 +196,7 @@ const report = (workload: Workload, compact: boolean, direct: boolean): string =
     monitorId: "monitor_1",
     description: workload.description,
     outcome: workload.outcome,
+    evidence: NO_EVIDENCE,
     elapsedMs: workload.elapsedMs,
     timeoutMs: workload.timeoutMs,
     compact,

@@ -45,7 +45,9 @@ const PROCESSES = 9;
 const PEAK_PROCESSES = 10;
 const CPU_PERMILLE = 11;
 const USAGE_UNKNOWN = -1;
-const INT_WORDS = 12;
+/** Error-like lines the job has printed so far (actors/output/evidence-scan.ts). */
+const EVIDENCE = 12;
+const INT_WORDS = 13;
 /** A BigInt64Array must start on a multiple of 8 bytes. */
 const BIG_OFFSET = Math.ceil((INT_WORDS * 4) / 8) * 8;
 // BigInt64 words, after the Int32 ones.
@@ -84,6 +86,8 @@ export interface CellView {
   logTruncated: boolean;
   /** Bytes received and not yet taken by a shell read. */
   unreadBytes: number;
+  /** Error-like lines printed so far. */
+  evidenceLines: number;
   heartbeat: number;
   /** Quiet past the job's stall_seconds while using under 1 % of a core. */
   stalled: boolean;
@@ -170,6 +174,10 @@ export class JobCellWriter {
 
   setUnread(bytes: number): void {
     Atomics.store(this.bigs, UNREAD_BYTES, BigInt(bytes));
+  }
+
+  setEvidence(lines: number): void {
+    Atomics.store(this.ints, EVIDENCE, lines);
   }
 
   beat(): void {
@@ -267,6 +275,7 @@ export class JobCellReader {
       logBytes: number(LOG_BYTES),
       logTruncated: Atomics.load(ints, LOG_TRUNCATED) !== 0,
       unreadBytes: number(UNREAD_BYTES),
+      evidenceLines: Atomics.load(ints, EVIDENCE),
       heartbeat: this.heartbeat(),
       stalled: (Atomics.load(ints, STUCK) & STALLED_BIT) !== 0,
       waitingForInput: (Atomics.load(ints, STUCK) & WAITING_BIT) !== 0,

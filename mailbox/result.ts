@@ -4,6 +4,7 @@
  * itself when the actor cannot (host/runtime/supervisor.ts).
  */
 import { Type, type Static } from "typebox";
+import { Evidence } from "./evidence.ts";
 import { MonitorOutcome } from "./monitor.ts";
 import { Nullable } from "./nullable.ts";
 
@@ -72,6 +73,8 @@ export const ActorResult = Type.Object(
     escalated: Type.Boolean(),
     log: LogState,
     totals: Type.Object({ bytes: Type.Integer({ minimum: 0 }), lines: Type.Integer({ minimum: 0 }) }),
+    /** The error-like lines of the whole run (a monitor's: those not in its report's tail, unless it passed). */
+    evidence: Evidence,
     monitor: Nullable(MonitorOutcome),
     /** Present exactly when `cause` is a limit's: which one, and what passed it. */
     limit: Type.Optional(LimitTrip),

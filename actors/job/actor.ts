@@ -242,6 +242,7 @@ class JobActor {
       escalated: cleanup.escalated,
       log: output.log.state(),
       totals: { ...output.totals },
+      evidence: output.finalEvidence(monitor),
       monitor,
       ...(trip !== null ? { limit: trip } : {}),
     };

@@ -14,12 +14,15 @@ import type { TypedPort } from "../../mailbox/port.ts";
 import type { EndCause, LimitTrip } from "../../mailbox/result.ts";
 import type { JobSpec } from "../../mailbox/spec.ts";
 import type { MonitorEngine } from "../monitor/engine.ts";
+import type { Evidence } from "../../mailbox/evidence.ts";
+import type { MonitorOutcome } from "../../mailbox/monitor.ts";
+import { EvidenceScan } from "../output/evidence-scan.ts";
 import { countNewlines } from "../output/framing.ts";
 import { openLogWriter, type LogWriter } from "../output/log-writer.ts";
 import { modelReads, type ReadForm } from "../output/model-read.ts";
 import { createOutputText, type OutputText } from "../output/read-text.ts";
 import { createOutputWindow, type OutputWindow } from "../output/window.ts";
-import { redactWindow } from "../redact/output.ts";
+import { redactEvidence, redactWindow } from "../redact/output.ts";
 import { createRedactor, type Redactor } from "../redact/redactor.ts";
 import { threadEnv } from "../thread/env.ts";
 import { JobWatch } from "../watch/watches.ts";
@@ -70,6 +73,8 @@ export class JobOutput {
   /** Stall, prompt and readiness watches, from the spawn to the end. */
   watch: JobWatch | null = null;
   readonly totals = { bytes: 0, lines: 0 };
+  /** The error-like lines of the whole run, with the lines that belong to each. */
+  private readonly evidence = new EvidenceScan();
   private matcherBehind = false;
   private paused = false;
   private logReported = false;
@@ -137,6 +142,9 @@ export class JobOutput {
     if ((written.hitQuota || written.accepted < chunk.length) && !this.logReported) this.onLogLimit();
     if (this.engine && source !== "pty") this.engine.push(source, chunk);
     this.window.feed(source, chunk, lines);
+    const seen = this.evidence.log.count;
+    this.evidence.feed(source, chunk);
+    if (this.evidence.log.count !== seen) cell.setEvidence(this.evidence.log.count);
     if (this.unread) {
       this.unread.feed(source, chunk);
       cell.setUnread(this.unread.pendingBytes);
@@ -164,6 +172,18 @@ export class JobOutput {
   /** The terminal's new size, for the emulator that renders a PTY's unread output. */
   resize(cols: number, rows: number): void {
     this.unread?.resize(cols, rows);
+  }
+
+  /**
+   * The run's evidence, once its output has ended. A monitor that did not pass shows its last lines in its tail:
+   * the evidence leaves those out. Secrets are replaced in it as in every other text the job sends.
+   */
+  finalEvidence(monitor: MonitorOutcome | null): Evidence {
+    this.evidence.finish();
+    this.owner.cell.setEvidence(this.evidence.log.count);
+    const tailLines = monitor === null || monitor.status === "success" ? 0 : monitor.output.reduce((sum, line) => sum + line.count, 0);
+    const evidence = this.evidence.log.snapshot(tailLines === 0 ? Number.POSITIVE_INFINITY : this.evidence.lineCount - tailLines + 1);
+    return this.redactor === null ? evidence : redactEvidence(this.redactor, evidence);
   }
 
   /** What the exit message carries: the final window and the rest of the unread output, both with secrets replaced. */

@@ -1,6 +1,7 @@
 /**
  * The monitor engine a job actor drives: raw output in, one `MonitorOutcome` out. Thin glue around the pure pieces
- * — the framer (bytes → records), the diagnostic tail and the contract state machine — plus the 150 ms idle window
+ * — the framer (bytes → records), the diagnostic tail (its lines as a person reads them: colours, cursor codes and
+ * `\r` progress removed) and the contract state machine — plus the 150 ms idle window
  * for unterminated lines (match mode) and the line matching, inline or in the regex sandbox (line-matching.ts),
  * which decides when output is framed and when each line's verdict reaches the contract.
  *
@@ -22,6 +23,7 @@ import { createMatcher, type SandboxOptions } from "./matcher.ts";
 import { QUEUE_LIMITS, type QueueLimits } from "./match-queue.ts";
 import { redactMatch, redactTail } from "../redact/monitor.ts";
 import { quietLines, tailStart } from "./quiet-lines.ts";
+import { plainLine } from "../output/pipe-text.ts";
 import type { Redactor } from "../redact/redactor.ts";
 
 export type { ProcessEnd } from "./contract.ts";
@@ -133,7 +135,7 @@ export function createMonitorEngine(
     const tailFrom = tailStart(records);
     for (let i = 0; i < records.length; i++) {
       const record = records[i] as FramedRecord<LineSource>;
-      if (i >= tailFrom) tail.push(record.source, record.text);
+      if (i >= tailFrom) tail.push(record.source, plainLine(record.text));
       if (!evaluating()) continue;
       // Never match fragments of an over-long line: the line itself fails the contract.
       if (record.overLimit) matching.lineLimit(record.source);

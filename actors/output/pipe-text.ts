@@ -31,3 +31,16 @@ export function pipeText(text: string): string {
   if (!plain.includes("\r")) return plain;
   return plain.split("\n").map(overwrite).join("\n");
 }
+
+// Every other escape sequence: CSI (cursor moves, erases, modes), two-byte ESC sequences, and the 8-bit CSI.
+const OTHER_ESCAPES = /\u001b\[[0-?]*[ -/]*[@-~]|\u009b[0-?]*[ -/]*[@-~]|\u001b[@-Z\\-_]/g;
+
+/**
+ * One line as a person reads it, wherever it came from (a pipe or a terminal's raw bytes): `pipeText`, then every
+ * remaining escape sequence removed. For lines quoted to the model on their own (a monitor's tail, evidence), where
+ * a cursor movement has nothing left to move.
+ */
+export function plainLine(line: string): string {
+  const text = pipeText(line);
+  return text.includes("\u001b") || text.includes("\u009b") ? text.replace(OTHER_ESCAPES, "") : text;
+}

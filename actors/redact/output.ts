@@ -7,6 +7,7 @@
  * a long read), at the start of every read after the first (the previous read may have ended inside a secret) and at
  * the end of a read that is not the last. The redactor then also catches a partial secret there (actors/redact/redactor.ts).
  */
+import type { Evidence } from "../../mailbox/evidence.ts";
 import type { RetainedWindow } from "../../mailbox/output.ts";
 import type { Redactor } from "./redactor.ts";
 
@@ -39,4 +40,13 @@ export function redactWindow(redactor: Redactor, window: RetainedWindow): Retain
   const result = redactor.redactLines(window.lines.map((line) => line.text));
   if (result.count === 0) return window;
   return { ...window, lines: window.lines.map((line, i) => ({ ...line, text: result.lines[i] as string })) };
+}
+
+/** A job's evidence with secrets replaced, each block's lines redacted as one text (a PEM block can span lines). */
+export function redactEvidence(redactor: Redactor, evidence: Evidence): Evidence {
+  const blocks = evidence.blocks.map((block) => {
+    const [headline, ...lines] = redactor.redactLines([block.headline, ...block.lines]).lines as [string, ...string[]];
+    return { ...block, headline, lines };
+  });
+  return { ...evidence, blocks };
 }

@@ -8,6 +8,7 @@
  *                                                                      integrity warnings, before the data they qualify
  *   result=   capture.NAME=   capture_alias.OTHER=FIRST                the payload (or payload_encoding/payload_rle)
  *   expected=   exit_code=   signal=   reason=   timeout_ms=           why it did not pass
+ *   evidence=[…]                                                       error-like lines of the whole run not in the tail
  *   output=[…]                                                         bounded diagnostic tail, folded exactly
  *   next=                                                              the one next move, for runs that did not pass
  *
@@ -28,9 +29,15 @@
  * - The tail is folded (shared/fold.ts) only where a fold decodes to exactly the lines it replaces: the tail is the
  *   model's only copy of them. Evidence, the matched line and the last lines stay verbatim; the structured result
  *   keeps every line as recorded.
+ * - `evidence=` holds what went wrong wherever the run printed it (make's first error near the start, a traceback in
+ *   the middle of a log): the error-like lines the tail does not show, each `N: text` with N its line in the log
+ *   (host/evidence-text.ts). It is there for every status, a success included, and only when there is some, so a
+ *   clean success does not grow; `next=` then names the first of them.
  */
 import type { DiagnosticLine, MonitorOutcome } from "../../mailbox/monitor.ts";
+import { NO_EVIDENCE, type Evidence } from "../../mailbox/evidence.ts";
 import { foldLines } from "../../shared/fold.ts";
+import { evidenceLines, firstError, REPORT_EVIDENCE } from "../evidence-text.ts";
 import type { LimitTrip } from "../../mailbox/result.ts";
 import { elapsed } from "../../ui/format.ts";
 import { escapeJson, escapeText } from "../safety/escape.ts";
@@ -49,8 +56,12 @@ export interface ReportInput {
   direct: boolean;
   /** The result pattern, shown when the command finished without printing it. */
   expected: string;
+  /** What went wrong wherever the run printed it (the actor's evidence, without the lines of the tail). */
+  evidence: Evidence;
   /** The limit that stopped the run, if one did: the report says the peak that passed it. */
   limit?: LimitTrip | null;
+  /** Where the whole run is, for a `next=` step when no line of it looked like an error. */
+  logPath?: string | null;
 }
 
 const MIB = 1024 * 1024;
@@ -155,14 +166,17 @@ function payloadBlock(outcome: MonitorOutcome, compact: boolean): string[] {
 }
 
 /** The agent's one next move for a run that did not pass; null for a usable success. */
-export function nextStep(outcome: MonitorOutcome): string | null {
+export function nextStep(outcome: MonitorOutcome, evidence: Evidence = NO_EVIDENCE, logPath: string | null = null): string | null {
+  const found = firstError(evidence);
   switch (outcome.status) {
     case "success":
       return outcome.resultParseError === null
         ? null
         : "the json group did not hold usable JSON; fix what the command prints, then rerun";
     case "result_missing":
-      return "the command ended without printing result_pattern; fix its final sentinel or the pattern, then rerun";
+      return found === null
+        ? "the command ended without printing result_pattern; fix its final sentinel or the pattern, then rerun"
+        : `the command ended without printing result_pattern; see evidence (${found}), fix that or the sentinel, then rerun`;
     case "timeout":
       return "rerun with a larger timeout_ms only if the work was progressing; otherwise look for a hang";
     case "stopped":
@@ -195,8 +209,11 @@ export function nextStep(outcome: MonitorOutcome): string | null {
   if (outcome.matched !== null || Object.keys(outcome.captures).length > 0) {
     return "fix the error the failure match reports, then rerun";
   }
+  if (found !== null) return `see evidence (${found}), fix it, then rerun`;
   if (outcome.exitCode !== null && outcome.exitCode !== 0) {
-    return `find why it exited ${outcome.exitCode} in output, fix it, then rerun`;
+    // Nothing looked like an error: the tail is what the run said last, the log all it said.
+    const log = logPath === null ? "" : ` or earlier in ${logPath}`;
+    return `find why it exited ${outcome.exitCode} in output${log}, fix it, then rerun`;
   }
   if (outcome.signal !== null) return `find why it was killed by ${outcome.signal}, fix it, then rerun`;
   return "fix the command or environment named by reason, then rerun";
@@ -213,7 +230,14 @@ function compactSuccess(input: ReportInput): string[] {
   // A payload with secrets replaced is still usable, but never silently different from what the command printed.
   if (outcome.capturesRedacted) lines.push("captures_redacted=true");
   lines.push(...payloadBlock(outcome, true));
+  lines.push(...evidenceField(input.evidence));
   return lines;
+}
+
+/** `evidence=[…]` when the run printed anything error-like that the report does not show otherwise. */
+function evidenceField(evidence: Evidence): string[] {
+  const lines = evidenceLines(evidence, REPORT_EVIDENCE);
+  return lines.length === 0 ? [] : [`evidence=${escapeJson(lines)}`];
 }
 
 export function buildReport(input: ReportInput): string {
@@ -239,10 +263,11 @@ export function buildReport(input: ReportInput): string {
   if (outcome.reason !== null) lines.push(`reason=${escapeText(outcome.reason)}`);
   if (input.limit) lines.push(limitLine(input.limit));
   if (outcome.status === "timeout") lines.push(`timeout_ms=${input.timeoutMs}`);
+  lines.push(...evidenceField(input.evidence));
   if (outcome.status !== "success" && outcome.output.length > 0) {
     lines.push(`output=${escapeJson(foldedTail(outcome))}`);
   }
-  const next = nextStep(outcome);
+  const next = nextStep(outcome, input.evidence, input.logPath ?? null);
   if (next !== null) lines.push(`next=${next}`);
   return lines.join("\n");
 }
@@ -265,6 +290,7 @@ export interface TerminalFacts {
   completedAt: number;
   /** The limit that stopped the run, if one did. */
   limit?: LimitTrip;
+  evidence: Evidence;
 }
 
 /** The complete terminal result for structuredContent and message details: bounded values, never previews. */
@@ -294,6 +320,7 @@ export function terminalResult(facts: TerminalFacts): MonitorTerminalResult {
     // retained output), so codemode's integrity check `!result.outputTruncated` holds for a complete noisy success.
     output: outcome.status === "success" ? [] : outcome.output.map((line) => ({ ...line })),
     outputTruncated: outcome.status === "success" ? false : outcome.outputTruncated,
+    evidence: facts.evidence,
   };
   if (outcome.hasResult) result.result = outcome.result;
   if (outcome.redactions !== undefined) result.redactions = outcome.redactions;

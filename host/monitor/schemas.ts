@@ -5,6 +5,7 @@
  * Every word here is sent with every request, so descriptions are short and say what a field is for, not how the
  * monitor works; the prompt guidance carries the usage rules.
  */
+import { Evidence } from "../../mailbox/evidence.ts";
 import { Type, type Static } from "typebox";
 import { Completion, MonitorOutcome, MonitorStatus } from "../../mailbox/monitor.ts";
 import { validatePattern } from "../../shared/linear-regex.ts";
@@ -82,6 +83,8 @@ export const MonitorTerminalResult = Type.Object(
     completedAt: Type.Number(),
     timeoutMs: Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS }),
     ...found,
+    /** The error-like lines of the whole run that its tail does not show (all of them for a success). */
+    evidence: Evidence,
     /** The limit that stopped the run (reason memory_limit, cpu_limit or process_limit) and the peak that passed it. */
     limit: Type.Optional(LimitTrip),
   },

@@ -179,6 +179,7 @@ export function createMonitorService(): MonitorService {
       startedAt: result.startedAt,
       completedAt: Date.now(),
       ...(result.limit !== undefined ? { limit: result.limit } : {}),
+      evidence: result.evidence,
     };
     const base = {
       monitorId: record.monitorId,
@@ -189,6 +190,8 @@ export function createMonitorService(): MonitorService {
       compact: record.request.compact,
       expected: record.request.resultPattern,
       limit: result.limit ?? null,
+      evidence: result.evidence,
+      logPath: result.log.path,
     };
     const final: FinalReport = {
       facts,

@@ -73,6 +73,8 @@ export interface JobFigures {
   logTruncated: boolean;
   /** A shell job's output not yet taken by a read. */
   unreadBytes: number;
+  /** Error-like lines it has printed so far (its evidence: mailbox/evidence.ts). */
+  evidenceLines: number;
   /** Quiet past its stall time while using under 1 % of a core (only with a stall time). */
   stalled: boolean;
   /** Its last output is a prompt-shaped unterminated line, followed by quiet. */

@@ -163,6 +163,7 @@ export class Job implements JobHandle {
       logBytes: this.final?.log.bytes ?? cell.logBytes,
       logTruncated: this.final?.log.truncated ?? cell.logTruncated,
       unreadBytes: this.final ? (this.finalUnread?.bytes ?? 0) : cell.unreadBytes,
+      evidenceLines: this.final?.evidence.count ?? cell.evidenceLines,
       stalled: cell.stalled,
       waitingForInput: cell.waitingForInput,
       // An ended job is no runaway; its last figures stay readable.

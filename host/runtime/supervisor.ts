@@ -23,6 +23,7 @@ import { MAX_TIMER_MS, STREAM_CLOSE_ROUNDS, STREAM_CLOSE_WAIT_MS } from "../../m
 import { signalTagged, taggedProcesses } from "../../shared/job-tag.ts";
 import { stopGroup } from "../../shared/process-group.ts";
 import { OwnClock, type Heartbeat } from "./heartbeat.ts";
+import { NO_EVIDENCE } from "../../mailbox/evidence.ts";
 
 /** How late an actor may be, past its own deadline, before the supervisor takes over. */
 const SUPERVISOR_SLACK_MS = 1000;
@@ -230,6 +231,8 @@ export function supervisorResult(
     escalated: cleanup.escalated,
     log: { ...log, truncated: cell.logTruncated, error: null },
     totals: { bytes: cell.bytes, lines: cell.lines },
+    // The actor that kept the evidence is gone; the log still has every line.
+    evidence: NO_EVIDENCE,
     monitor: null,
   };
 }

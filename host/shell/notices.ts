@@ -1,9 +1,12 @@
 /**
- * Metadata-only texts about completions: the wake message and the codemode receipt. Neither carries raw output —
- * only ids, exit status and log paths, bounded in count and in command length.
+ * Texts about completions: the wake message and the codemode receipt. They carry ids, exit status and log paths,
+ * bounded in count and in command length, and a wake shows a few blocks of each job's evidence (its error-like lines,
+ * rendered, redacted and bounded: host/evidence-text.ts), so that a failure's cause arrives with the news of it. The
+ * output itself is collected with write_stdin.
  */
 import { COMMAND_PREVIEW_CHARS, NOTICE_MAX_SESSIONS } from "./limits.ts";
-import { oneLine } from "../safety/escape.ts";
+import { escapeControls, oneLine } from "../safety/escape.ts";
+import { evidenceLines, LINE_EVIDENCE } from "../evidence-text.ts";
 import type { CompletionInfo, StuckAlert } from "./wake-ledger.ts";
 
 export const WAKE_MESSAGE_TYPE = "shell-jobs-wake";
@@ -86,6 +89,8 @@ export function wakeMessage(batch: readonly CompletionInfo[], every: readonly St
       `- session_id ${c.sessionId}: ${completionPhrase(c)} after ${Math.round(c.elapsedMs)} ms · log_path: ${c.logPath ?? "none"}` +
         `${c.logTruncated ? " (truncated)" : ""} · cmd: ${oneLine(c.cmd, COMMAND_PREVIEW_CHARS)}`,
     );
+    const evidence = evidenceLines(c.evidence, LINE_EVIDENCE);
+    if (evidence.length > 0) lines.push("  evidence:", ...escapeControls(evidence.join("\n")).split("\n").map((line) => `    ${line}`));
   }
   if (batch.length > shown.length) lines.push(`- … and ${batch.length - shown.length} more (see list_sessions)`);
   lines.push(

@@ -98,6 +98,7 @@ const SessionEntrySchema = Type.Object({
   collected: Type.Boolean(),
   output_bytes_total: Type.Integer(),
   output_pending_bytes: Type.Integer(),
+  evidence_lines: Type.Integer(),
   started_utc: Type.String(),
   elapsed_ms: Type.Number(),
   log_path: Nullable(Type.String()),

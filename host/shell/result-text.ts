@@ -93,7 +93,8 @@ export function listText(r: ListResult): string {
   for (const s of r.sessions) {
     lines.push(
       `session_id ${s.session_id}: ${endingPhrase(s)} · ${s.tty ? "pty" : "pipes"} · on_exit=${s.on_exit} · ` +
-        `output_bytes_total=${s.output_bytes_total} (unread ${s.output_pending_bytes}) · elapsed_ms=${Math.round(s.elapsed_ms)} · ` +
+        `output_bytes_total=${s.output_bytes_total} (unread ${s.output_pending_bytes}) · ` +
+        `${s.evidence_lines > 0 ? `evidence_lines=${s.evidence_lines} · ` : ""}elapsed_ms=${Math.round(s.elapsed_ms)} · ` +
         `${s.running || s.status === "starting" ? "" : s.collected ? "collected · " : "not collected · "}cmd: ${oneLine(s.cmd, COMMAND_PREVIEW_CHARS)}`,
       `  ${supervisionLine(s.supervision)}`,
       ...(s.usage ? [`  ${usageLine(s.usage)}`] : []),

@@ -78,6 +78,8 @@ export interface SessionEntryView {
   collected: boolean;
   output_bytes_total: number;
   output_pending_bytes: number;
+  /** Error-like lines the job has printed so far; wait_jobs and a wake show them with what belongs to each. */
+  evidence_lines: number;
   started_utc: string;
   elapsed_ms: number;
   log_path: string | null;

@@ -29,6 +29,7 @@ export function sessionEntry(
     collected: known.collected,
     output_bytes_total: reading.figures.bytes,
     output_pending_bytes: reading.figures.unreadBytes,
+    evidence_lines: reading.figures.evidenceLines,
     started_utc: new Date(session.startedEpochMs).toISOString(),
     elapsed_ms: elapsedOf(session, reading),
     log_path: reading.logPath,

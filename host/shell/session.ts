@@ -134,5 +134,6 @@ export function completionOf(session: SessionSettings, ended: JobEnded): Complet
     logTruncated: result.log.truncated,
     elapsedMs: result.elapsedMs,
     endedAtEpochMs: result.endedAt,
+    evidence: result.evidence,
   };
 }

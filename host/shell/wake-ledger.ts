@@ -4,6 +4,7 @@
  * the coordinator asks `dueAt()` when to come back and `takeBatch()` what to send. Every completion leaves this
  * machine at most once through `submitted`, `consume` or `suppress` — that is the exactly-once rule.
  */
+import type { Evidence } from "../../mailbox/evidence.ts";
 import { WAKE_MAX_DELAY_MS, WAKE_QUIET_MS } from "./limits.ts";
 
 export interface CompletionInfo {
@@ -17,6 +18,8 @@ export interface CompletionInfo {
   logTruncated: boolean;
   elapsedMs: number;
   endedAtEpochMs: number;
+  /** What went wrong wherever the job printed it (mailbox/evidence.ts): a wake shows a few blocks of it. */
+  evidence: Evidence;
 }
 
 /** A running job that appears stuck: one per episode (output ends an episode; a new one may follow). */

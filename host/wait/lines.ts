@@ -3,7 +3,11 @@
  * facts always give the same line, so the model and codemode scripts read the same thing.
  */
 import type { DiagnosticLine } from "../../mailbox/monitor.ts";
-import { printedLineCount } from "../../shared/fold.ts";
+import type { Evidence } from "../../mailbox/evidence.ts";
+import type { ActorResult } from "../../mailbox/result.ts";
+import { isEvidence } from "../../shared/evidence.ts";
+import { foldLines, printedLineCount } from "../../shared/fold.ts";
+import { evidenceLines, LINE_EVIDENCE } from "../evidence-text.ts";
 import { oneLine } from "../safety/escape.ts";
 import { COMMAND_PREVIEW_CHARS } from "../shell/limits.ts";
 import type { ProcessResult, SessionEntryView } from "../shell/result.ts";
@@ -28,21 +32,40 @@ export function monitorVerdict(status: string | null): Verdict {
   return status === "success" ? "success" : status === "stopped" ? "stopped" : "failure";
 }
 
-/** The last `keep` lines of a read (trailing blank lines do not count) and how many came before them. */
-export function lastLines(text: string, keep: number): { text: string; omitted: number } {
+/**
+ * The last `keep` lines of a read (trailing blank lines do not count), folded as a read over its budget is (the whole
+ * read is replayed by write_stdin, the log keeps every byte), how many came before them, and how many program lines
+ * the kept ones stand for.
+ */
+export function lastLines(text: string, keep: number): { text: string; omitted: number; shown: number } {
   const lines = text.split("\n");
   while (lines.length > 0 && lines[lines.length - 1]!.trim() === "") lines.pop();
   const kept = lines.slice(-keep);
+  const folded = foldLines(kept, { mode: "lossy", keepLast: KEEP_LAST });
   // Counted as the program printed them: a fold above the kept lines stands for its N lines.
-  return { text: kept.join("\n"), omitted: printedLineCount(lines.slice(0, lines.length - kept.length)) };
+  return { text: folded.lines.join("\n"), omitted: printedLineCount(lines.slice(0, lines.length - kept.length)), shown: printedLineCount(kept) };
+}
+
+/** The last lines of a job's line that never fold: what it printed last. */
+const KEEP_LAST = 3;
+
+/** The blocks of a job's evidence that its shown last lines (from line `shownFrom` of the log on) do not hold. */
+function evidenceBefore(evidence: Evidence, shownFrom: number): string | undefined {
+  const blocks = evidence.blocks.filter((block) => block.line < shownFrom);
+  const lines = evidenceLines({ ...evidence, blocks }, LINE_EVIDENCE);
+  return lines.length === 0 ? undefined : lines.join("\n");
 }
 
 const label = (text: string): string => oneLine(text, COMMAND_PREVIEW_CHARS);
 
-/** A shell job this call collected: its final read, cut to its last lines. */
-export function collectedShellLine(sessionId: number, r: ProcessResult): WaitJobLine {
+/**
+ * A shell job this call collected: its evidence (from its actor's result; null if it has none), then its final read
+ * cut to its last lines. The evidence leaves out what the last lines show.
+ */
+export function collectedShellLine(sessionId: number, r: ProcessResult, ended: ActorResult | null): WaitJobLine {
   const verdict = shellVerdict(r);
   const tail = lastLines(r.output, verdict === "success" ? SUCCESS_LINES : FAILURE_LINES);
+  const shown = ended === null ? undefined : evidenceBefore(ended.evidence, ended.totals.lines - tail.shown + 1);
   return {
     id: `job_${sessionId}`,
     kind: "shell",
@@ -53,6 +76,7 @@ export function collectedShellLine(sessionId: number, r: ProcessResult): WaitJob
     exit_code: r.exit_code ?? null,
     duration_ms: Math.round(r.elapsed_ms),
     collected: "now",
+    ...(shown !== undefined ? { evidence: shown } : {}),
     ...(tail.text !== "" ? { output: tail.text } : {}),
     ...(tail.omitted > 0 ? { output_lines_omitted: tail.omitted } : {}),
     ...(r.failure ? { reason: r.failure.reason } : {}),
@@ -96,6 +120,16 @@ export interface MonitorFacts {
   usage?: UsageFields | null;
 }
 
+/** Error-like lines of a monitor's tail that its wait_jobs line does not show, at most. */
+const MAX_TAIL_EVIDENCE = 8;
+
+/** How many entries at the end of a monitor's tail stand for its last `printed` lines. */
+function tailEntries(output: readonly DiagnosticLine[], printed: number): number {
+  let entries = 0;
+  for (let lines = 0; entries < output.length && lines < printed; entries += 1) lines += output[output.length - 1 - entries]!.count;
+  return entries;
+}
+
 // Kept as the lines are: the text for the model escapes them (host/wait/result-text.ts), the UI sanitizes them.
 const outputText = (output: readonly DiagnosticLine[]): string => output.map(labelOutputLine).join("\n");
 
@@ -120,6 +154,13 @@ export function monitorLine(m: MonitorFacts, collected: Collected): WaitJobLine 
   if (r.reason !== null) line.reason = r.reason;
   if (r.redactions) line.redactions = r.redactions;
   const tail = lastLines(outputText(r.output), FAILURE_LINES);
+  // The report's evidence leaves out the lines of its tail; a line shows fewer of them, so the error-like ones of
+  // the rest join it, as one block after the others.
+  const dropped = r.output.slice(0, r.output.length - tailEntries(r.output, tail.shown)).filter((entry) => isEvidence(entry.text));
+  const evidence: Evidence =
+    dropped.length === 0 ? r.evidence : { ...r.evidence, blocks: [...r.evidence.blocks, { line: Number.MAX_SAFE_INTEGER, headline: dropped[0]!.text, lines: dropped.slice(-MAX_TAIL_EVIDENCE).map(labelOutputLine) }] };
+  const shown = evidenceBefore(evidence, Number.POSITIVE_INFINITY);
+  if (shown !== undefined) line.evidence = shown;
   if (tail.text !== "") line.output = tail.text;
   if (tail.omitted > 0) line.output_lines_omitted = tail.omitted;
   return line;

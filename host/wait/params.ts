@@ -39,6 +39,7 @@ export const WaitJobLineSchema = Type.Object(
     exit_code: NullableInt,
     duration_ms: Type.Number({ minimum: 0 }),
     collected: Collected,
+    evidence: Type.Optional(Type.String()),
     output: Type.Optional(Type.String()),
     output_lines_omitted: Type.Optional(Type.Integer({ minimum: 0 })),
     captures: Type.Optional(Type.Record(Type.String(), Type.String())),

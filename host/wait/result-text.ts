@@ -44,6 +44,10 @@ export function jobLineText(l: WaitJobLine): string {
   if (said !== undefined) facts.push(said);
   if (l.log_path !== null) facts.push(`log ${l.log_path}`);
   const lines = [facts.join(" · ")];
+  if (l.evidence !== undefined) {
+    lines.push("  evidence:");
+    for (const line of escapeControls(l.evidence).split("\n")) lines.push(`    ${line}`);
+  }
   if (l.output !== undefined) {
     if (l.output_lines_omitted) lines.push(`  … ${l.output_lines_omitted} earlier lines`);
     for (const line of escapeControls(l.output).split("\n")) lines.push(`  ${line}`);

@@ -42,6 +42,11 @@ export interface WaitJobLine {
   /** From the start to the end, or to now while it runs. */
   duration_ms: number;
   collected: Collected;
+  /**
+   * What went wrong wherever the job printed it, before its last lines: a few blocks of its error-like lines, each
+   * line `N: text` with N its line in the log (host/evidence-text.ts).
+   */
+  evidence?: string;
   /** A shell job's last output lines (rendered and redacted as write_stdin's), a failed monitor's output lines. */
   output?: string;
   /** Lines of the read left out before `output` (the whole read is replayed by write_stdin, the log keeps all). */

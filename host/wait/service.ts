@@ -112,7 +112,9 @@ export class WaitService {
           if (ended && collect) {
             // A shell wake says only how the job ended: its output is this call's to show, and the line says it woke.
             const woken = shell.state.ledger.stateOf(session.id) === "submitted";
-            const line = collectedShellLine(session.id, await shell.collectEnded(session, call));
+            const answer = await shell.collectEnded(session, call);
+            const state = session.handle.state();
+            const line = collectedShellLine(session.id, answer, state.phase === "ended" ? state.result : null);
             return woken ? { ...line, collected: "wake" } : line;
           }
           return shellStatusLine(shell.view(session, Date.now()), "not_yet");

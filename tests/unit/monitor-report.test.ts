@@ -15,6 +15,7 @@ import {
 import { decodeRle, parseRle, RLE_ENCODING_LINE } from "../../host/monitor/rle.ts";
 import { MonitorStartOutput } from "../../host/monitor/schemas.ts";
 import { outcome } from "../fixtures/monitor-outcomes.ts";
+import { NO_EVIDENCE } from "../../mailbox/evidence.ts";
 import { convertsEach } from "../fixtures/converts-each.ts";
 
 const out = (source: DiagnosticLine["source"], text: string, count = 1, clipped = false): DiagnosticLine => ({
@@ -33,6 +34,7 @@ function input(fields: Partial<ReportInput> & { outcome: MonitorOutcome }): Repo
     compact: false,
     direct: true,
     expected: "^DONE$",
+    evidence: NO_EVIDENCE,
     ...fields,
   };
 }
@@ -441,6 +443,7 @@ describe("structured results", () => {
     timeoutMs: 5_000,
     startedAt: 1_700_000_000_000,
     completedAt: 1_700_000_000_061,
+    evidence: NO_EVIDENCE,
   };
 
   it("carries the complete bounded outcome with identity and timing, and matches the output schema", () => {

@@ -82,6 +82,7 @@ describe("limits", () => {
       escalated: false,
       log: { path: null, bytes: 0, truncated: false, error: null },
       totals: { bytes: 0, lines: 0 },
+      evidence: { count: 0, blocks: [], omitted: 0 },
       monitor: null,
     };
     expect(Value.Check(ActorResult, result)).toBe(true);

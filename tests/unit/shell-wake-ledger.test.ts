@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { WakeLedger, type CompletionInfo } from "../../host/shell/wake-ledger.ts";
 import { wakeMessage, receiptText } from "../../host/shell/notices.ts";
+import { NO_EVIDENCE } from "../../mailbox/evidence.ts";
 
 const timing = { quietMs: 1000, maxDelayMs: 3000 };
 
@@ -16,6 +17,7 @@ function info(sessionId: number, extra: Partial<CompletionInfo> = {}): Completio
     logTruncated: false,
     elapsedMs: 10,
     endedAtEpochMs: 0,
+    evidence: NO_EVIDENCE,
     ...extra,
   };
 }
