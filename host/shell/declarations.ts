@@ -20,17 +20,15 @@ export const SHELL_TOOLS = {
   exec_command: {
     name: "exec_command",
     label: "Exec command",
-    description:
-      "Run a shell command as a background-capable job. Returns its exit result if it ends within yield_time_ms, otherwise a session_id to use with write_stdin, set_on_exit and kill_session. timeout_seconds is the hard lifetime. Set on_exit: \"wake\" for finite work whose result you need.",
-    promptSnippet: "Run shell commands (background-capable, interactive with tty:true); replaces bash",
+    description: "Run a shell command as a job that can outlive the call.",
+    promptSnippet: "Run shell commands, in the background too; replaces bash",
     parameters: ExecCommandParams,
     outputSchema: ProcessResultSchema,
   },
   write_stdin: {
     name: "write_stdin",
     label: "Write stdin",
-    description:
-      "Send input to a running session (chars with C escapes, or chars_b64), close pipe stdin (end_stdin), resize its PTY (cols+rows), and/or wait for and read its new output. yield_time_ms: 0 with no input reads unread output immediately.",
+    description: "Send input to a session, close its stdin, resize its PTY, and/or wait for and read its new output.",
     promptSnippet: "Send input to / read output of a shell session",
     parameters: WriteStdinParams,
     outputSchema: ProcessResultSchema,
@@ -38,8 +36,7 @@ export const SHELL_TOOLS = {
   list_sessions: {
     name: "list_sessions",
     label: "List sessions",
-    description:
-      "List running and retained completed shell sessions with supervision metadata. Read-only: consumes no output and suppresses no notification.",
+    description: "List running and retained finished sessions. Read-only: consumes no output, suppresses no wake.",
     promptSnippet: "List shell sessions",
     parameters: ListSessionsParams,
     outputSchema: ListResultSchema,
@@ -47,7 +44,7 @@ export const SHELL_TOOLS = {
   set_on_exit: {
     name: "set_on_exit",
     label: "Set on_exit",
-    description: 'Arm ("wake") or disarm ("none") the follow-up notification for a session\'s completion, without killing it.',
+    description: "Change a session's on_exit without killing it.",
     promptSnippet: "Arm or disarm a shell session's wake on exit",
     parameters: SetOnExitParams,
     outputSchema: SetOnExitResultSchema,
@@ -55,8 +52,7 @@ export const SHELL_TOOLS = {
   kill_session: {
     name: "kill_session",
     label: "Kill session",
-    description:
-      "Stop a session's whole process group (signal, then SIGKILL after 2 s). killed: false means the stop is not confirmed and the session stays registered.",
+    description: "Stop a session's process group: signal, then SIGKILL after 2 s. killed: false: not confirmed, the job is still yours.",
     promptSnippet: "Stop a shell session",
     parameters: KillSessionParams,
     outputSchema: KillResultSchema,
