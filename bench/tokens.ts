@@ -20,6 +20,7 @@ import { outcome as quietOutcome } from "../tests/fixtures/monitor-outcomes.ts";
 import { ExecCommandParams } from "../host/shell/params.ts";
 import { WAIT_JOBS_TOOL } from "../host/wait/params.ts";
 import { WAIT_JOBS_SNIPPET } from "../host/wait/install.ts";
+import { allDeclarations, allEight, allGuidance, allGuidanceRows, allToolRows } from "./standing-cost.ts";
 
 // ── Fixed cost: declarations and guidance ───────────────────────────────────────────────────────────────────────
 
@@ -265,6 +266,7 @@ const targets: [string, number, number][] = [
   ["24 KiB repetitive JSON report, compact", bigCompact, 100],
   ["declarations added for services and stuck jobs", serviceAdded, 150],
   ["wait_jobs: declaration, snippet and guideline", waitAdded, 150],
+  ["all eight tools: declarations + guidance", allEight, 1_800],
   ["exec_command, 2,000-line build (tokens)", buildJob.exec, 1_500],
   ["exec_command, 10,000 diagnostics (tokens)", diagnosticsJob.exec, 2_500],
   ["monitor, result_missing after 50 `step N: ok` (tokens)", stepsJob.monitor ?? Infinity, 150],
@@ -294,6 +296,19 @@ const markdown = [
   "| Active tools | Guidance chars | Guidance tokens | Declarations + guidance |",
   "|---|---:|---:|---:|",
   ...fixedRows.map((row) => `| ${row.label} | ${fmt(row.guidanceChars)} | ${fmt(row.guidanceTokens)} | ${fmt(row.total)} |`),
+  "",
+  "## All eight tools: declarations + guidance",
+  "",
+  "What every request carries while all eight tools are active (Pi's bash replaced, as by default): each tool's",
+  "declaration as a provider receives it (`JSON.stringify({name, description, parameters})`), its snippet line and",
+  "guideline lines as Pi writes them into the system prompt, and the monitor and shell-jobs guidance appended there.",
+  "",
+  "| Part | Declaration | Snippet | Guidelines or guidance |",
+  "|---|---:|---:|---:|",
+  ...allToolRows.map((row) => `| ${row.tool} | ${fmt(row.declaration)} | ${fmt(row.snippet)} | ${fmt(row.guidelines)} |`),
+  ...allGuidanceRows.map((row) => `| ${row.part} | | | ${fmt(row.tokens)} |`),
+  "",
+  `Declarations ${fmt(allDeclarations)} + guidance ${fmt(allGuidance)} = **${fmt(allEight)}** tokens.`,
   "",
   "## Services and stuck jobs: added declaration cost",
   "",

@@ -24,8 +24,9 @@ export function buildGuidance(activeTools: readonly string[], hasRestoredResults
   const lines = [GUIDANCE_TITLE];
   const shell = QUICK_SHELLS.find((name) => active.has(name));
   if (shell !== undefined) lines.push(`${shell}: quick, small commands; group related ones.`);
-  // Servers and watchers never finish: a monitor would wait for its timeout, a plain yield guesses a sleep.
-  if (active.has("exec_command")) lines.push("exec_command ready: servers and watchers (returns once up; keeps running).");
+  // Servers and watchers never finish: a monitor would wait for its timeout, a plain yield guesses a sleep. What
+  // ready does is said by its parameter.
+  if (active.has("exec_command")) lines.push("exec_command ready: servers and watchers.");
   lines.push("monitor_start: noisy or long work, or a contract per job; compact=true.");
   lines.push(
     active.has("codemode")

@@ -23,7 +23,7 @@ export const DEFAULT_TIMEOUT_MS = 600_000;
 export const MAX_TIMEOUT_MS = 2_147_483_647;
 
 export const MONITOR_START_DESCRIPTION =
-  "Run a noisy or long command in the background; output stays out of context. Returns one result: success " +
+  "Run a command with its output kept out of context. Returns one result: success " +
   "(result_pattern), failure (failure_pattern or nonzero exit), result_missing (exit 0, no match) or timeout.";
 
 export const MONITOR_STOP_DESCRIPTION = "Stop one monitor (monitor_id) or all; a stopped monitor delivers no result.";
@@ -32,12 +32,12 @@ export const MONITOR_STOP_DESCRIPTION = "Stop one monitor (monitor_id) or all; a
 // validator below enforces the rest (non-empty strings, the timeout range) with errors that name the field.
 export const MonitorStartParams = Type.Object(
   {
-    command: Type.String({ description: "Shell command" }),
+    command: Type.String(),
     description: Type.Optional(Type.String({ description: "Short label" })),
     result_pattern: Type.String({
-      description: "JS regex for the success line; named groups are captured, (?<json>…) parsed into result",
+      description: "JS regex of the success line; named groups are captured, (?<json>…) parsed into result",
     }),
-    failure_pattern: Type.Optional(Type.String({ description: "JS regex for a failure line" })),
+    failure_pattern: Type.Optional(Type.String({ description: "JS regex of a failure line" })),
     // A plain string enum rather than a union of literals: some providers reject anyOf/const in parameters.
     completion: Type.Optional(
       Type.Unsafe<Completion>({

@@ -5,14 +5,12 @@
  * Windows is not supported.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { TSchema } from "typebox";
 import type { Parkable } from "../session/handover.ts";
 import type { Lifecycle } from "../session/lifecycle.ts";
 import type { JobRuntime } from "../runtime/api.ts";
 import { SHELL_JOBS_GUIDANCE } from "./guidance.ts";
 import { WAKE_MESSAGE_TYPE } from "./notices.ts";
-import { ExecCommandParams, KillSessionParams, ListSessionsParams, SetOnExitParams, WriteStdinParams } from "./params.ts";
-import { KillResultSchema, ListResultSchema, ProcessResultSchema, SetOnExitResultSchema } from "./result-schemas.ts";
+import { SHELL_TOOLS, type ShellToolDeclaration } from "./declarations.ts";
 import { killText, listText, processResultText, setOnExitText } from "./result-text.ts";
 import { ShellService, type CallContext, type ShellServiceOptions } from "./service.ts";
 import { stopAllIn } from "./stop.ts";
@@ -128,22 +126,12 @@ function callOf(toolCallId: string, signal: AbortSignal | undefined, ctx: Extens
 
 function registerTools(pi: ExtensionAPI, service: ShellService): void {
   const define = <S extends object>(
-    name: string,
-    label: string,
-    description: string,
-    parameters: TSchema,
-    outputSchema: TSchema,
-    promptSnippet: string,
+    declaration: ShellToolDeclaration,
     run: (params: unknown, call: CallContext) => S | Promise<S>,
     text: (result: S) => string,
   ): void => {
     pi.registerTool({
-      name,
-      label,
-      description,
-      promptSnippet,
-      parameters,
-      outputSchema,
+      ...declaration,
       async execute(toolCallId, params, signal, _onUpdate, ctx) {
         const result = await run(params, callOf(toolCallId, signal, ctx));
         return {
@@ -155,54 +143,9 @@ function registerTools(pi: ExtensionAPI, service: ShellService): void {
     });
   };
 
-  define(
-    "exec_command",
-    "Exec command",
-    "Run a shell command as a background-capable job. Returns its exit result if it ends within yield_time_ms, otherwise a session_id to use with write_stdin, set_on_exit and kill_session. timeout_seconds is the hard lifetime. Set on_exit: \"wake\" for finite work whose result you need.",
-    ExecCommandParams,
-    ProcessResultSchema,
-    "Run shell commands (background-capable, interactive with tty:true); replaces bash",
-    (params, call) => service.exec(params, call),
-    processResultText,
-  );
-  define(
-    "write_stdin",
-    "Write stdin",
-    "Send input to a running session (chars with C escapes, or chars_b64), close pipe stdin (end_stdin), resize its PTY (cols+rows), and/or wait for and read its new output. yield_time_ms: 0 with no input reads unread output immediately.",
-    WriteStdinParams,
-    ProcessResultSchema,
-    "Send input to / read output of a shell session",
-    (params, call) => service.writeStdin(params, call),
-    processResultText,
-  );
-  define(
-    "list_sessions",
-    "List sessions",
-    "List running and retained completed shell sessions with supervision metadata. Read-only: consumes no output and suppresses no notification.",
-    ListSessionsParams,
-    ListResultSchema,
-    "List shell sessions",
-    (params) => service.listSessions(params),
-    listText,
-  );
-  define(
-    "set_on_exit",
-    "Set on_exit",
-    'Arm ("wake") or disarm ("none") the follow-up notification for a session\'s completion, without killing it.',
-    SetOnExitParams,
-    SetOnExitResultSchema,
-    "Arm or disarm a shell session's wake on exit",
-    (params, call) => service.setOnExit(params, call),
-    setOnExitText,
-  );
-  define(
-    "kill_session",
-    "Kill session",
-    "Stop a session's whole process group (signal, then SIGKILL after 2 s). killed: false means the stop is not confirmed and the session stays registered.",
-    KillSessionParams,
-    KillResultSchema,
-    "Stop a shell session",
-    (params, call) => service.kill(params, call),
-    killText,
-  );
+  define(SHELL_TOOLS.exec_command, (params, call) => service.exec(params, call), processResultText);
+  define(SHELL_TOOLS.write_stdin, (params, call) => service.writeStdin(params, call), processResultText);
+  define(SHELL_TOOLS.list_sessions, (params) => service.listSessions(params), listText);
+  define(SHELL_TOOLS.set_on_exit, (params, call) => service.setOnExit(params, call), setOnExitText);
+  define(SHELL_TOOLS.kill_session, (params, call) => service.kill(params, call), killText);
 }

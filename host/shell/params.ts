@@ -8,15 +8,18 @@ import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, PTY_COLS, PTY_ROWS } from
 
 const closed = { additionalProperties: false } as const;
 
-const Raw = Type.Optional(
-  Type.Boolean({ description: "Output as printed, head and tail only. Default folds repeated lines and digests an over-long middle; the log keeps every byte." }),
-);
+// Every word here is sent with every request. The shell-jobs guidance (guidance.ts) carries the workflow (when to
+// wake, how to read, what folded output means); a description says only what its field does and what the schema
+// cannot (ranges the tool clamps, defaults it resolves, exclusions).
 
-const SessionId = Type.Integer({ minimum: 1, description: "The session_id a previous exec_command returned." });
-const OnExit = Type.Union([Type.Literal("none"), Type.Literal("wake")], {
-  description:
-    '"wake": when the job ends unobserved, one follow-up message starts a new turn. Choose it for finite work whose result the task needs; keep "none" for servers, REPLs and start-only requests.',
-});
+/** A plain string enum rather than a union of literals: shorter, and some providers reject anyOf/const in parameters. */
+const oneOf = <T extends string>(values: readonly T[], extra: { default?: T; description?: string } = {}) =>
+  Type.Unsafe<T>({ type: "string", enum: values, ...extra });
+
+const Raw = Type.Optional(Type.Boolean({ description: "Output as printed, not folded" }));
+
+const SessionId = Type.Integer({ minimum: 1 });
+const ON_EXIT = ["none", "wake"] as const;
 
 /** exec_command's and monitor_start's resource limits over the job's whole process tree. */
 export const Limits = Type.Object(
@@ -26,26 +29,18 @@ export const Limits = Type.Object(
     processes: Type.Optional(Type.Integer()),
   },
   // Unknown fields are refused by name (host/shell/limit-params.ts): the schema stays short, as every request pays it.
-  { description: "Stop the job once its process tree passes any: resident MiB, CPU seconds used, live processes" },
+  { description: "Stop the job once its process tree passes any: resident MiB, CPU seconds, live processes" },
 );
 
 export const ExecCommandParams = Type.Object(
   {
-    cmd: Type.String({ minLength: 1, description: "Shell command line, run as `shell -c cmd` in its own process group." }),
-    workdir: Type.Optional(Type.String({ description: "Working directory; defaults to Pi's cwd. Relative paths resolve against it." })),
-    tty: Type.Optional(Type.Boolean({ description: "Run in a pseudo-terminal (interactive programs, REPLs). Default false: pipes." })),
-    yield_time_ms: Type.Optional(
-      Type.Number({ minimum: 0, description: "How long this call waits before returning (250–30000 ms, default 10000). Not a timeout." }),
-    ),
-    timeout_seconds: Type.Optional(
-      Type.Number({
-        exclusiveMinimum: 0,
-        maximum: MAX_TIMEOUT_SECONDS,
-        description: `Hard lifetime: the job is stopped after this long whether or not anyone waits (default ${DEFAULT_TIMEOUT_SECONDS}, at most ${MAX_TIMEOUT_SECONDS}).`,
-      }),
-    ),
-    on_exit: Type.Optional(OnExit),
-    shell: Type.Optional(Type.String({ minLength: 1, description: "Shell program (default $SHELL, then /bin/sh)." })),
+    cmd: Type.String({ minLength: 1 }),
+    workdir: Type.Optional(Type.String({ description: "Default: Pi's cwd" })),
+    tty: Type.Optional(Type.Boolean({ description: "PTY, for interactive programs (default: pipes)" })),
+    yield_time_ms: Type.Optional(Type.Number({ minimum: 0, description: "250–30000, default 10000" })),
+    timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: MAX_TIMEOUT_SECONDS, default: DEFAULT_TIMEOUT_SECONDS })),
+    on_exit: Type.Optional(oneOf(ON_EXIT, { default: "none" })),
+    shell: Type.Optional(Type.String({ minLength: 1, description: "Default $SHELL, else /bin/sh" })),
     ready: Type.Optional(
       Type.Object(
         {
@@ -58,7 +53,7 @@ export const ExecCommandParams = Type.Object(
       ),
     ),
     stall_seconds: Type.Optional(Type.Number({ description: "Silent+idle this long: stalled" })),
-    on_stall: Type.Optional(Type.Union([Type.Literal("none"), Type.Literal("wake")])),
+    on_stall: Type.Optional(oneOf(ON_EXIT)),
     limits: Type.Optional(Limits),
     raw: Raw,
   },
@@ -68,23 +63,15 @@ export const ExecCommandParams = Type.Object(
 export const WriteStdinParams = Type.Object(
   {
     session_id: SessionId,
-    chars: Type.Optional(
-      Type.String({ description: "Text to send; C-style escapes are decoded (\\r is Enter in a PTY, \\u0003 is Ctrl-C)." }),
-    ),
-    chars_b64: Type.Optional(Type.String({ description: "Raw bytes to send, base64. Mutually exclusive with chars." })),
-    end_stdin: Type.Optional(Type.Boolean({ description: "Close stdin after any input (pipes only)." })),
+    chars: Type.Optional(Type.String({ description: "C escapes decoded: \\r is Enter, \\u0003 Ctrl-C" })),
+    chars_b64: Type.Optional(Type.String({ description: "Raw bytes, base64; not with chars" })),
+    end_stdin: Type.Optional(Type.Boolean({ description: "Close stdin after any input (pipes only)" })),
     yield_time_ms: Type.Optional(
-      Type.Number({
-        minimum: 0,
-        description:
-          "Wait before returning. With input: 250–30000 ms, default 250. Without input: 0 returns unread output at once; otherwise at least (and by default) 5000.",
-      }),
+      Type.Number({ minimum: 0, description: "With input: 250–30000, default 250. Without: 0 reads at once, else at least (and by default) 5000" }),
     ),
-    yield_until: Type.Optional(
-      Type.String({ description: "Absolute UTC deadline for an empty wait, e.g. 2030-01-01T12:00:00Z. Excludes yield_time_ms and input." }),
-    ),
-    cols: Type.Optional(Type.Integer({ description: `PTY resize: columns ${PTY_COLS.min}–${PTY_COLS.max}; requires rows.` })),
-    rows: Type.Optional(Type.Integer({ description: `PTY resize: rows ${PTY_ROWS.min}–${PTY_ROWS.max}; requires cols.` })),
+    yield_until: Type.Optional(Type.String({ description: "UTC time to wait until, e.g. 2030-01-01T12:00:00Z; not with yield_time_ms or input" })),
+    cols: Type.Optional(Type.Integer({ description: `PTY resize, with rows: ${PTY_COLS.min}–${PTY_COLS.max}` })),
+    rows: Type.Optional(Type.Integer({ description: `PTY resize, with cols: ${PTY_ROWS.min}–${PTY_ROWS.max}` })),
     raw: Raw,
   },
   closed,
@@ -92,17 +79,10 @@ export const WriteStdinParams = Type.Object(
 
 export const ListSessionsParams = Type.Object({}, closed);
 
-export const SetOnExitParams = Type.Object({ session_id: SessionId, on_exit: OnExit }, closed);
+export const SetOnExitParams = Type.Object({ session_id: SessionId, on_exit: oneOf(ON_EXIT) }, closed);
 
 export const KillSessionParams = Type.Object(
-  {
-    session_id: SessionId,
-    signal: Type.Optional(
-      Type.Union([Type.Literal("SIGTERM"), Type.Literal("SIGKILL"), Type.Literal("SIGINT"), Type.Literal("SIGHUP"), Type.Literal("SIGQUIT")], {
-        description: "First signal to the process group (default SIGTERM); SIGKILL follows after 2 s.",
-      }),
-    ),
-  },
+  { session_id: SessionId, signal: Type.Optional(oneOf(["SIGTERM", "SIGKILL", "SIGINT", "SIGHUP", "SIGQUIT"] as const, { default: "SIGTERM" })) },
   closed,
 );
 

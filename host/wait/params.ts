@@ -8,8 +8,8 @@ import { DEFAULT_WAIT_MS, WAIT_JOBS } from "./validate.ts";
 import { UsageFieldsSchema } from "../runtime/usage-line.ts";
 
 export const WAIT_JOBS_DESCRIPTION =
-  "Wait for many background jobs (monitor ids, shell session_ids) in one call; collects each result once, a line per " +
-  "job. Jobs keep running past timeout_ms.";
+  "Collect background jobs (monitor ids, shell session_ids), each result once, a line per job. Jobs keep running " +
+  "past timeout_ms.";
 
 export const WAIT_JOBS_GUIDELINE =
   "Start independent jobs first, then collect them with one wait_jobs call instead of sleeping or polling.";

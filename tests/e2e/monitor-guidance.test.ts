@@ -79,6 +79,17 @@ describe("guidance built from the active tools", () => {
     expect(lines).not.toContain(BASH);
   });
 
+  it("bash kept beside exec_command (--keep-builtin-bash): bash for quick commands, exec_command ready for servers", async () => {
+    const sdk = await session();
+    sdk.session.setActiveToolsByName(["read", "bash", "exec_command", "write_stdin", "kill_session", "monitor_start", "monitor_stop"]);
+    const system = await turn(sdk);
+    const lines = guidance(system);
+    expect(lines).toEqual(expect.arrayContaining([TITLE, BASH, "exec_command ready: servers and watchers.", MONITOR, DIRECT, UNTRUSTED, INTEGRITY]));
+    // The shell-jobs workflow is there whichever shell answers quick commands.
+    expect(system).toContain('on_exit: "wake" for finite work whose result you need');
+    expect(system).toContain('write_stdin {"session_id": N, "yield_time_ms": 0}');
+  });
+
   it("monitor_start only: direct monitor calls, no bash or codemode advice", async () => {
     const sdk = await session();
     sdk.session.setActiveToolsByName(["monitor_start", "monitor_stop"]);

@@ -115,8 +115,9 @@ describe("shell jobs in real Pi", () => {
     expect(active).toEqual(expect.arrayContaining(["exec_command", "write_stdin", "list_sessions", "set_on_exit", "kill_session"]));
     expect(active).not.toContain("bash");
     await sdk.prompt("hi");
-    expect(systemPrompt).toContain('Choose on_exit: "wake" for finite background work');
-    expect(systemPrompt).toContain("for servers, REPLs, watchers and start-only requests");
+    // The wake rule, both ways: ask for it for finite work whose result is needed, not for services.
+    expect(systemPrompt).toContain('on_exit: "wake" for finite work whose result you need');
+    expect(systemPrompt).toContain('Keep "none" for servers, REPLs, watchers and start-only requests');
   });
 
   test("a PTY Python REPL driven with write_stdin: isatty, Ctrl-C, resize and stty size", async () => {

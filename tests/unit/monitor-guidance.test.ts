@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildGuidance, GUIDANCE_TITLE } from "../../host/monitor/guidance.ts";
+import { MONITOR_START_TOOL, MONITOR_STOP_TOOL } from "../../host/monitor/schemas.ts";
+import { SHELL_TOOLS } from "../../host/shell/declarations.ts";
 
 const MONITOR = ["monitor_start", "monitor_stop"];
 
@@ -96,6 +98,28 @@ describe("buildGuidance", () => {
 describe("services", () => {
   it("points servers and watchers at exec_command ready, only when exec_command is active", () => {
     expect(buildGuidance(["exec_command", "monitor_start", "monitor_stop"], false)).toMatch(/^exec_command ready: servers and watchers/m);
+    expect(buildGuidance(["bash", "exec_command", "monitor_start", "monitor_stop"], false)).toMatch(/^exec_command ready: servers and watchers/m);
     expect(buildGuidance(["bash", "monitor_start", "monitor_stop"], false)).not.toMatch(/ready/);
+  });
+});
+
+describe("guidance and declarations say each rule once", () => {
+  const declared = (tool: { name: string; description: string; parameters: unknown }): string =>
+    JSON.stringify({ name: tool.name, description: tool.description, parameters: tool.parameters });
+  const text = [guidance(["exec_command", ...MONITOR]), declared(MONITOR_START_TOOL), declared(MONITOR_STOP_TOOL)].join("\n");
+
+  it("the declarations say what the tools return; the guidance says when to use them", () => {
+    expect(MONITOR_START_TOOL.description).toMatch(
+      /success \(result_pattern\), failure \(failure_pattern or nonzero exit\), result_missing \(exit 0, no match\) or timeout/,
+    );
+    expect(MONITOR_STOP_TOOL.description).toMatch(/Stop one monitor \(monitor_id\) or all; a stopped monitor delivers no result/);
+    for (const phrase of ["noisy or long", "compact=true", 'completion="exit"', "untrusted", "do not poll"]) {
+      expect(text.split(phrase)).toHaveLength(2);
+    }
+  });
+
+  it("what ready does is said by its parameter, not again by the guidance", () => {
+    expect(guidance(["exec_command", ...MONITOR])).not.toMatch(/keeps running/);
+    expect(JSON.stringify(SHELL_TOOLS.exec_command.parameters)).toMatch(/return once all hold; job keeps running/);
   });
 });
