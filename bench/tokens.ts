@@ -21,6 +21,7 @@ import { ExecCommandParams } from "../host/shell/params.ts";
 import { WAIT_JOBS_TOOL } from "../host/wait/params.ts";
 import { WAIT_JOBS_SNIPPET } from "../host/wait/install.ts";
 import { allDeclarations, allEight, allGuidance, allGuidanceRows, allToolRows } from "./standing-cost.ts";
+import { realToolRows, realToolsMarkdown } from "./real-tools.ts";
 
 // ── Fixed cost: declarations and guidance ───────────────────────────────────────────────────────────────────────
 
@@ -239,6 +240,8 @@ const jobRows = (await jobOutputs()).map((output, i) => {
     text: output.exec,
   };
 });
+// Real tools with planted failures: facts and tokens per path (not a target yet: the evidence work is measured by it).
+const realTools = await realToolRows();
 const [buildJob, diagnosticsJob, stepsJob, plantedJob] = jobRows;
 if (!buildJob || !diagnosticsJob || !stepsJob || !plantedJob) throw new Error("bench/job-outputs.ts: a workload is missing");
 const hasLine = (text: string, line: string): boolean => text.split("\n").includes(line);
@@ -374,6 +377,7 @@ const markdown = [
   "",
   ...verbatim.map(([label, present]) => `- ${label}: ${present ? "yes" : "**no**"}`),
   "",
+  ...realToolsMarkdown(realTools),
   "## Targets",
   "",
   "| Figure | Measured | Target | Met |",
