@@ -37,16 +37,26 @@ export function isEvidence(line: string): boolean {
 }
 
 /**
- * Lines that belong to the error line before them, so that an error reaches the model with what explains it:
- * indented lines (traceback frames, Java's `\tat …`, a compiler's notes), a code frame's gutter (`12 | code`,
- * `   |     ^~~`), caret and tilde lines, rustc's `-->` and `= note`, pytest's `>` and `E ` lines, vitest's `❯` frames
- * and its `- Expected` / `+ Received` diff, Java's `Caused by:` and `... 12 more`, gcc's `file:line: note:`.
- * Tested only on the lines that follow an error line, never on a whole output.
+ * Lines that belong to the error line before them, so that an error reaches the model with what explains it: lines
+ * indented deeper than that error line (traceback frames, Java's `\tat …`, a compiler's code frame and notes,
+ * vitest's `→` and `❯` lines), and at any indentation a code frame's gutter (`12 | code`, `   |     ^~~`), caret and
+ * tilde lines, rustc's `-->` and `= note`, pytest's `>` and `E ` lines, a `- Expected` / `+ Received` diff, Java's
+ * `Caused by:` and `... 12 more`, gcc's `file:line: note:`. A line only as deep as the error line is its neighbour,
+ * not part of it: vitest indents every test's line by one space. Tested only on the lines that follow an error line.
  */
-const CONTINUATION = /^(?:[ \t]+\S|\d+ *[|│]|[|│^~>❯→]|-->|= |E {2,}|[-+](?: |$|\S)|Caused by:|\.\.\. \d+ more|\S+:\d+(?::\d+)?: note:)/;
+const CONTINUATION = /^(?:\d+ *[|│]|[|│^~>❯→]|-->|= |E {2,}|[-+](?: |$|\S)|Caused by:|\.\.\. \d+ more|\S+:\d+(?::\d+)?: note:)/;
 
-export function isContinuation(line: string): boolean {
-  return CONTINUATION.test(line);
+/** Leading spaces and tabs of a line. */
+export function indentOf(line: string): number {
+  let i = 0;
+  while (line.charCodeAt(i) === 32 || line.charCodeAt(i) === 9) i += 1;
+  return i;
+}
+
+/** `line` belongs to an error line indented `indent` deep. */
+export function isContinuation(line: string, indent: number): boolean {
+  const own = indentOf(line);
+  return own > indent || CONTINUATION.test(line.slice(own));
 }
 
 /**

@@ -14,7 +14,7 @@
  * Written in the fold format of shared/fold.ts, each line as `N: text` with N its line in the log, so a group's fold
  * says the range of lines it stands for: `⟪~×9996⟫ {4..9999}: src/pkg_{~1..9999}/…`.
  */
-import { isContinuation, isHeader } from "../../shared/evidence.ts";
+import { indentOf, isContinuation, isHeader } from "../../shared/evidence.ts";
 import { FOLD_MARK } from "../../shared/fold.ts";
 import { readShape, shape } from "./line-shape.ts";
 import { ShapeGroups, type ShapeGroup } from "./shape-groups.ts";
@@ -23,8 +23,10 @@ import type { Evidence, EvidenceBlock } from "../../mailbox/evidence.ts";
 /** Blocks kept whole; past them, their count and the last one. */
 const MAX_BLOCKS = 20;
 /** A block keeps its first BLOCK_HEAD and last BLOCK_TAIL lines; the lines between are counted. */
-const BLOCK_HEAD = 14;
-const BLOCK_TAIL = 6;
+const BLOCK_HEAD = 10;
+const BLOCK_TAIL = 8;
+/** Lines that do not belong to a block and still do not end it, if an error line comes right after them. */
+const MAX_GAP = 2;
 /** A kept line is cut here, its length said. */
 const MAX_LINE_CHARS = 300;
 
@@ -41,8 +43,14 @@ interface Block {
   tail: Line[];
   /** Lines between head and tail, not kept. */
   skipped: number;
-  /** A blank line followed the last line; it joins the block only if a line that belongs to it comes next. */
-  blank: number | null;
+  /** The opening error line's indentation: deeper lines belong to it. */
+  indent: number;
+  /**
+   * Up to MAX_GAP lines after the last one that do not belong to it (blank lines, a test's heading): they join the
+   * block if another kind of error line follows them (pytest's `E   assert 41 == 42`, a blank line, then
+   * `test_mod_03.py:55: AssertionError`), blank ones also if a line that belongs to it does; otherwise the block ends.
+   */
+  gap: Line[];
 }
 
 type Item = { kind: "block"; block: Block } | { kind: "group"; group: ShapeGroup; line: number };
@@ -79,7 +87,8 @@ export class EvidenceLog {
     const current = this.current;
     // Another kind of error line right after one (a traceback's final exception, `Caused by:`) belongs to its block;
     // the same kind again (the next compiler error) opens a block of its own, which can then be grouped.
-    if (current !== null && current.block !== null && current.key !== key && current.block.blank === null) {
+    if (current !== null && current.block !== null && current.key !== key) {
+      this.closeGap(current.block);
       this.append(current.block, { no, text: clip(text) });
       return;
     }
@@ -91,19 +100,22 @@ export class EvidenceLog {
     const current = this.current;
     if (current === null) return;
     const block = current.block;
-    if (text.trim() === "") {
-      if (block === null || block.blank !== null) this.current = null;
-      else block.blank = no;
+    const belongs = text.trim() !== "" && isContinuation(text, block?.indent ?? 0);
+    if (block === null) {
+      // A grouped block keeps no lines: it ends where its lines end.
+      if (!belongs) this.current = null;
       return;
     }
-    if (!isContinuation(text)) {
+    if (belongs && block.gap.every((line) => line.text === "")) {
+      this.closeGap(block);
+      this.append(block, { no, text: clip(text) });
+      return;
+    }
+    if (belongs || block.gap.length >= MAX_GAP) {
       this.current = null;
       return;
     }
-    if (block === null) return;
-    if (block.blank !== null) this.append(block, { no: block.blank, text: "" });
-    block.blank = null;
-    this.append(block, { no, text: clip(text) });
+    block.gap.push({ no, text: text.trim() === "" ? "" : clip(text) });
   }
 
   /**
@@ -130,7 +142,7 @@ export class EvidenceLog {
       return;
     }
     const header = before !== null && isHeader(before) ? [{ no: no - 1, text: clip(before) }] : [];
-    const block: Block = { headline: text, head: [...header, { no, text }], tail: [], skipped: 0, blank: null };
+    const block: Block = { headline: text, indent: indentOf(text), head: [...header, { no, text }], tail: [], skipped: 0, gap: [] };
     this.current = { block, key };
     if (this.kept < MAX_BLOCKS) {
       this.kept += 1;
@@ -140,6 +152,13 @@ export class EvidenceLog {
       this.past.lines += block.head.length;
       this.past.last = block;
     }
+  }
+
+  /** The lines of a block's gap join it: what followed them belongs to it. */
+  private closeGap(block: Block): void {
+    const gap = block.gap;
+    block.gap = [];
+    for (const line of gap) this.append(block, line);
   }
 
   private append(block: Block, line: Line): void {

@@ -245,10 +245,10 @@ describe("adversarial output, end to end", () => {
       failure_pattern: "FATAL.*: (?<why>.*)$",
     });
     expect(seen.lines).toContain("status=failure");
-    // No control character of any kind reaches the model; ESC and BEL are spelled out (as JSON escapes inside
-    // the JSON output tail, as \x escapes in plain values).
+    // No control character of any kind reaches the model. The tail is rendered as a person reads it (the title,
+    // the colour and the link's escape codes gone); the capture is the contract's payload, its ESC spelled out.
     expect(seen.text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
-    expect(seen.text).toContain("[stdout] \\u001b]0;pwned\\u0007\\u001b[31mFATAL");
+    expect(seen.text).toContain('output=["[stdout] FATAL: disk full"]');
     expect(seen.text).toContain("capture.why=disk \\x1b]8;;http://x\\x1b\\full");
   });
 

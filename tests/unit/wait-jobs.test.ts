@@ -82,11 +82,23 @@ describe("when a wait may return", () => {
 
 describe("lines and summary", () => {
   it("keeps a read's last lines and counts the rest; trailing blank lines do not count", () => {
-    expect(lastLines("a\nb\nc\nd\n\n", 2)).toEqual({ text: "c\nd", omitted: 2 });
-    expect(lastLines("", 3)).toEqual({ text: "", omitted: 0 });
+    expect(lastLines("a\nb\nc\nd\n\n", 2)).toEqual({ text: "c\nd", omitted: 2, shown: 2 });
+    expect(lastLines("", 3)).toEqual({ text: "", omitted: 0, shown: 0 });
     // Folded output counts as printed: a fold stands for its N lines, a digest for the lines it left out.
     const folded = ["1", "⟪×10⟫ {2..11}", "⟪omitted 500 lines (4000 bytes) between head and tail: …⟫", "⟪×500⟫ {12..511}", "⟪end of omitted⟫", "512", "513"].join("\n");
-    expect(lastLines(folded, 1)).toEqual({ text: "513", omitted: 512 });
+    expect(lastLines(folded, 1)).toEqual({ text: "513", omitted: 512, shown: 1 });
+  });
+
+  it("folds the kept lines as a read over its budget does, keeping the last ones verbatim", () => {
+    const make = Array.from({ length: 11 }, (_, i) => `gcc -Wall -O1 -c f${110 + i}.c -o o/f${110 + i}.o`);
+    const kept = lastLines([...make, "make: Target 'all' not remade because of errors."].join("\n"), 12);
+    expect(kept.shown).toBe(12);
+    expect(kept.text.split("\n")).toEqual([
+      make[0],
+      "⟪×8⟫ gcc -Wall -O1 -c f{111..118}.c -o o/f{111..118}.o",
+      ...make.slice(9),
+      "make: Target 'all' not remade because of errors.",
+    ]);
   });
 
   it("summarises as the issue shows: counts, the failures with their cause, the longest duration", () => {
