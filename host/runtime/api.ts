@@ -129,12 +129,10 @@ export interface JobHandle {
   retained(refresh?: boolean): RetainedWindow;
   /** Reads the retained window from the actor now (the final window once ended). */
   readWindow(): Promise<RetainedWindow>;
-  /**
-   * A shell job's unread output since the previous take, at most `maxBytes` of text (head and tail); consumes it.
-   * Unless `final`, a character cut at the end is held for the next take.
-   */
   /** The output since the previous read: folded with the digest of what it left out, or `raw` head and tail. */
   takeUnread(final: boolean, raw: boolean): Promise<TakenOutput>;
+  /** An ended job's final read as folded text, without taking it; null while it runs or once it was taken. */
+  finalOutput(): string | null;
   /** When a take of the unread output last answered (monotonic ms), or null: the watchdog wakes only about unread jobs. */
   lastReadAt(): number | null;
   /**

@@ -276,6 +276,10 @@ export class Job implements JobHandle {
     return new Promise((resolve) => this.spawnWaiters.push(resolve));
   }
 
+  finalOutput(): string | null {
+    return this.finalUnread?.text ?? null;
+  }
+
   private takeFinalUnread(raw: boolean): TakenOutput {
     const taken = this.finalUnread ?? NOTHING_TAKEN;
     this.finalUnread = null;

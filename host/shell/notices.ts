@@ -63,6 +63,9 @@ export function runawayLine(a: StuckAlert): string {
   );
 }
 
+/** Output text under a wake's job line, control characters escaped. */
+const indented = (text: string, by: string): string[] => escapeControls(text).split("\n").map((line) => `${by}${line}`);
+
 export function wakeMessage(batch: readonly CompletionInfo[], every: readonly StuckAlert[] = []): { content: string; details: WakeDetails } {
   const shown = batch.slice(0, NOTICE_MAX_SESSIONS);
   const runaways = every.filter((a) => a.kind === "runaway").slice(0, NOTICE_MAX_SESSIONS);
@@ -90,7 +93,8 @@ export function wakeMessage(batch: readonly CompletionInfo[], every: readonly St
         `${c.logTruncated ? " (truncated)" : ""} · cmd: ${oneLine(c.cmd, COMMAND_PREVIEW_CHARS)}`,
     );
     const evidence = evidenceLines(c.evidence, LINE_EVIDENCE);
-    if (evidence.length > 0) lines.push("  evidence:", ...escapeControls(evidence.join("\n")).split("\n").map((line) => `    ${line}`));
+    if (evidence.length > 0) lines.push("  evidence:", ...indented(evidence.join("\n"), "    "));
+    if (c.lastLines !== "") lines.push("  last lines:", ...indented(c.lastLines, "    "));
   }
   if (batch.length > shown.length) lines.push(`- … and ${batch.length - shown.length} more (see list_sessions)`);
   lines.push(

@@ -153,7 +153,7 @@ export class ShellService {
     session.handle.onEnd((ended) => {
       // An explicit stop owes nothing, and neither does a session that is shutting down.
       if (state.closing || ended.stopBy !== null) return;
-      state.ledger.completed(completionOf(session, ended), session.onExit === "wake", performance.now());
+      state.ledger.completed(completionOf(session, ended, session.handle.finalOutput()), session.onExit === "wake", performance.now());
       state.onCompletion();
     });
   }

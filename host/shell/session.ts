@@ -4,6 +4,7 @@
  * object (no class) so that it carries over /reload unchanged and any instance can read it. It keeps no copy of the
  * job's state: every answer reads the job once (readSession) and derives what it says from that reading.
  */
+import { lastLines, SUCCESS_LINES, WAKE_FAILURE_LINES } from "../last-lines.ts";
 import { join } from "node:path";
 import type { JobEnded, JobFigures, JobHandle, JobState, StartStage } from "../runtime/api.ts";
 import type { ProcessResult } from "./result.ts";
@@ -119,10 +120,15 @@ export function elapsedOf(session: SessionSettings, reading: SessionReading): nu
   return Math.max(0, reading.nowEpochMs - session.startedEpochMs);
 }
 
-/** The completion as the wake ledger and the codemode receipt see it. */
-export function completionOf(session: SessionSettings, ended: JobEnded): CompletionInfo {
+/**
+ * The completion as the wake ledger and the codemode receipt see it; `output` is the job's final read, when it is
+ * known, whose last lines a wake shows.
+ */
+export function completionOf(session: SessionSettings, ended: JobEnded, output: string | null = null): CompletionInfo {
   const { result } = ended;
   const ending = describeEnding(result, ended.stopBy, session.timeoutMs);
+  const success = ending.status === "exited" && result.exitCode === 0;
+  const last = output === null ? null : lastLines(output, success ? SUCCESS_LINES : WAKE_FAILURE_LINES);
   return {
     sessionId: session.id,
     cmd: session.cmd,
@@ -134,6 +140,7 @@ export function completionOf(session: SessionSettings, ended: JobEnded): Complet
     logTruncated: result.log.truncated,
     elapsedMs: result.elapsedMs,
     endedAtEpochMs: result.endedAt,
-    evidence: result.evidence,
+    evidence: last === null ? result.evidence : { ...result.evidence, blocks: result.evidence.blocks.filter((block) => block.line <= result.totals.lines - last.shown) },
+    lastLines: last?.text ?? "",
   };
 }

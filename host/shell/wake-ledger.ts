@@ -20,6 +20,8 @@ export interface CompletionInfo {
   endedAtEpochMs: number;
   /** What went wrong wherever the job printed it (mailbox/evidence.ts): a wake shows a few blocks of it. */
   evidence: Evidence;
+  /** The last lines of its final read, folded (host/last-lines.ts); empty when it printed nothing or was read. */
+  lastLines: string;
 }
 
 /** A running job that appears stuck: one per episode (output ends an episode; a new one may follow). */

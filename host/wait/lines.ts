@@ -6,7 +6,7 @@ import type { DiagnosticLine } from "../../mailbox/monitor.ts";
 import type { Evidence } from "../../mailbox/evidence.ts";
 import type { ActorResult } from "../../mailbox/result.ts";
 import { isEvidence } from "../../shared/evidence.ts";
-import { foldLines, printedLineCount } from "../../shared/fold.ts";
+import { FAILURE_LINES, lastLines, SUCCESS_LINES } from "../last-lines.ts";
 import { evidenceLines, LINE_EVIDENCE } from "../evidence-text.ts";
 import { oneLine } from "../safety/escape.ts";
 import { COMMAND_PREVIEW_CHARS } from "../shell/limits.ts";
@@ -17,9 +17,6 @@ import { elapsed } from "../../ui/format.ts";
 import type { Collected, Verdict, WaitJobLine } from "./result.ts";
 import type { UsageFields } from "../runtime/usage-line.ts";
 
-/** Output lines kept per job: enough to see a success's last word, and a failure's cause. */
-export const SUCCESS_LINES = 3;
-export const FAILURE_LINES = 12;
 
 export function shellVerdict(r: { status: string; exit_code?: number | null }): Verdict {
   if (r.status === "running" || r.status === "starting") return "running";
@@ -31,23 +28,6 @@ export function monitorVerdict(status: string | null): Verdict {
   if (status === null) return "running";
   return status === "success" ? "success" : status === "stopped" ? "stopped" : "failure";
 }
-
-/**
- * The last `keep` lines of a read (trailing blank lines do not count), folded as a read over its budget is (the whole
- * read is replayed by write_stdin, the log keeps every byte), how many came before them, and how many program lines
- * the kept ones stand for.
- */
-export function lastLines(text: string, keep: number): { text: string; omitted: number; shown: number } {
-  const lines = text.split("\n");
-  while (lines.length > 0 && lines[lines.length - 1]!.trim() === "") lines.pop();
-  const kept = lines.slice(-keep);
-  const folded = foldLines(kept, { mode: "lossy", keepLast: KEEP_LAST });
-  // Counted as the program printed them: a fold above the kept lines stands for its N lines.
-  return { text: folded.lines.join("\n"), omitted: printedLineCount(lines.slice(0, lines.length - kept.length)), shown: printedLineCount(kept) };
-}
-
-/** The last lines of a job's line that never fold: what it printed last. */
-const KEEP_LAST = 3;
 
 /** The blocks of a job's evidence that its shown last lines (from line `shownFrom` of the log on) do not hold. */
 function evidenceBefore(evidence: Evidence, shownFrom: number): string | undefined {

@@ -244,7 +244,7 @@ describe("pi install npm: of the packed tarball", () => {
     // Only the mailbox's schemas and their checks use it: workers import nothing of them but types, and the host loads
     // the checks only when they are on.
     const devOnly = new Set(
-      ["check", "spec", "output", "result", "messages", "control", "monitor", "nullable"].map((name) => `dist/mailbox/${name}.js`),
+      ["check", "spec", "output", "result", "messages", "control", "monitor", "nullable", "evidence"].map((name) => `dist/mailbox/${name}.js`),
     );
     const graph = productionGraph(installed.pkgDir, ["dist/actors/thread/cached-entry.cjs", "dist/actors/thread/actor-thread.cjs", "dist/actors/job/actor.js", "dist/actors/monitor/regex-sandbox.js"]);
     for (const file of devOnly) expect(graph.has(file), `${file} is reachable from a worker entry`).toBe(false);

@@ -15,7 +15,7 @@ import {
 import { decodeRle, parseRle, RLE_ENCODING_LINE } from "../../host/monitor/rle.ts";
 import { MonitorStartOutput } from "../../host/monitor/schemas.ts";
 import { outcome } from "../fixtures/monitor-outcomes.ts";
-import { NO_EVIDENCE } from "../../mailbox/evidence.ts";
+import { NO_EVIDENCE, type Evidence } from "../../mailbox/evidence.ts";
 import { convertsEach } from "../fixtures/converts-each.ts";
 
 const out = (source: DiagnosticLine["source"], text: string, count = 1, clipped = false): DiagnosticLine => ({
@@ -280,6 +280,43 @@ describe("report lines", () => {
       const report = buildReport(input({ outcome: jsonSentinel(json as string) }));
       expect(report).toMatch(new RegExp(`\\nresult=${shown}$`));
     }
+  });
+});
+
+describe("evidence", () => {
+  const evidence: Evidence = {
+    count: 3,
+    omitted: 0,
+    blocks: [
+      {
+        line: 5,
+        headline: "f101.c:2:14: error: 'undefined_symbol' undeclared (first use in this function)",
+        lines: ["5: f101.c: In function 'f101':", "6: f101.c:2:14: error: 'undefined_symbol' undeclared (first use in this function)", "7:     2 |   return undefined_symbol;"],
+      },
+    ],
+  };
+  const failed = outcome({ status: "failure", completion: "exit", exitCode: 2, reason: "exit_code", output: [out("stdout", "make: Target 'all' not remade because of errors.")] });
+
+  it("a run that did not pass shows its evidence before its tail, and next= names the first error", () => {
+    const lines = buildReport(input({ outcome: failed, evidence })).split("\n");
+    const at = lines.findIndex((line) => line.startsWith("evidence="));
+    expect(JSON.parse(lines[at]!.slice("evidence=".length))).toEqual(evidence.blocks[0]!.lines);
+    expect(lines[at + 1]).toMatch(/^output=/);
+    expect(lines.at(-1)).toBe("next=see evidence (line 5: f101.c:2:14: error: 'undefined_symbol' undeclared (first use in this function)), fix it, then rerun");
+  });
+
+  it("without evidence next= points at the tail and the log, and the report has no evidence line", () => {
+    const report = buildReport(input({ outcome: failed, logPath: "/tmp/pi-jobs-x/monitor_1" }));
+    expect(report).not.toContain("evidence=");
+    expect(report.split("\n").at(-1)).toBe("next=find why it exited 2 in output or earlier in /tmp/pi-jobs-x/monitor_1, fix it, then rerun");
+  });
+
+  it("a success says what went wrong on the way, compact or not; a clean success does not grow", () => {
+    const success = outcome({ status: "success", completion: "exit", exitCode: 0 });
+    expect(buildReport(input({ outcome: success, evidence }))).toContain("evidence=[");
+    expect(buildReport(input({ outcome: success, evidence, compact: true }))).toContain("evidence=[");
+    expect(buildReport(input({ outcome: success }))).toBe(buildReport(input({ outcome: success, evidence: NO_EVIDENCE })));
+    expect(buildReport(input({ outcome: success }))).not.toContain("evidence");
   });
 });
 

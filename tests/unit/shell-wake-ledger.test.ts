@@ -18,6 +18,7 @@ function info(sessionId: number, extra: Partial<CompletionInfo> = {}): Completio
     elapsedMs: 10,
     endedAtEpochMs: 0,
     evidence: NO_EVIDENCE,
+    lastLines: "",
     ...extra,
   };
 }
@@ -131,6 +132,25 @@ describe("WakeLedger", () => {
 });
 
 describe("wake and receipt texts", () => {
+  it("a failed job's wake shows its evidence, then its last lines, escaped and bounded", () => {
+    const evidence = {
+      count: 2,
+      omitted: 0,
+      blocks: [{ line: 6, headline: "f101.c:2:14: error: 'undefined_symbol' undeclared", lines: ["5: f101.c: In function 'f101':", "6: f101.c:2:14: error: 'undefined_symbol' undeclared\u001b[31m"] }],
+    };
+    const { content } = wakeMessage([info(3, { exitCode: 2, evidence, lastLines: "make: Target 'all' not remade because of errors." })]);
+    const lines = content.split("\n");
+    const at = lines.findIndex((line) => line.startsWith("- session_id 3: exited with code 2"));
+    expect(lines.slice(at + 1, at + 6)).toEqual([
+      "  evidence:",
+      "    5: f101.c: In function 'f101':",
+      "    6: f101.c:2:14: error: 'undefined_symbol' undeclared\\x1b[31m",
+      "  last lines:",
+      "    make: Target 'all' not remade because of errors.",
+    ]);
+    expect(content).not.toContain("\u001b");
+  });
+
   it("carry metadata only, bounded in count", () => {
     const many = Array.from({ length: 20 }, (_, i) => info(i + 1, { cmd: `echo SECRET_OUTPUT_${i}\u001b[2J` }));
     const { content, details } = wakeMessage(many);

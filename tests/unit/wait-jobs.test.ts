@@ -5,7 +5,8 @@
 import type { Theme } from "@earendil-works/pi-coding-agent";
 import { stripTerminalSequences, visibleWidth } from "@earendil-works/pi-tui";
 import { beforeAll, describe, expect, it } from "vitest";
-import { lastLines, summaryOf } from "../../host/wait/lines.ts";
+import { summaryOf } from "../../host/wait/lines.ts";
+import { lastLines } from "../../host/last-lines.ts";
 import type { WaitJobLine, WaitJobsResult } from "../../host/wait/result.ts";
 import { waitJobsText } from "../../host/wait/result-text.ts";
 import { conditionMet } from "../../host/wait/until.ts";
