@@ -33,7 +33,7 @@ const NEWLINE = 0x0a;
 export class UnreadOutput {
   readonly headBytes: number;
   readonly tailBytes: number;
-  /** What the omitted bytes' text goes through before the digest sees it (pipe text for pipes). */
+  /** What a line of the omitted bytes becomes before the digest writes it (pipe text for pipes). */
   private readonly middleText: (text: string) => string;
   private head: Uint8Array | null = null;
   private headLength = 0;
@@ -100,14 +100,14 @@ export class UnreadOutput {
   private omit(bytes: Uint8Array): void {
     if (bytes.length === 0) return;
     if (this.middle === null) {
-      this.middle = new MiddleDigest();
+      this.middle = new MiddleDigest(this.middleText);
       const head = this.head ?? EMPTY;
       const newline = head.subarray(0, this.headLength).lastIndexOf(NEWLINE);
       // A head without a newline is one long line: it is cut on a character boundary instead.
       this.headShown = newline === -1 ? this.headLength - incompleteSuffix(head, this.headLength) : newline + 1;
-      this.middle.feedBytes(head.subarray(this.headShown, this.headLength), this.middleText);
+      this.middle.feedBytes(head.subarray(this.headShown, this.headLength));
     }
-    this.middle.feedBytes(bytes, this.middleText);
+    this.middle.feedBytes(bytes);
   }
 
   /**
