@@ -31,7 +31,7 @@ const ESCAPE = "⟪⟫";
 
 /** A fold stands for at least this many lines (a fold of one line is never shorter than the line). */
 const MIN_FOLD = 2;
-/** Lines of a run of evidence kept verbatim before its fold (its last line is kept too); other runs keep their first. */
+/** Lines of a run of evidence kept verbatim before its fold (its last is kept too); other runs keep their first. */
 export const EVIDENCE_HEAD = 3;
 /** Lossy folds may list up to this many values; longer lists become a range marked `~`. */
 const MAX_LOSSY_LIST = 8;

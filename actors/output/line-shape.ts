@@ -68,7 +68,7 @@ export function readShapeBytes(bytes: Uint8Array, start: number, end: number): n
 }
 
 const encoder = new TextEncoder();
-/** Where `readShape` encodes a line; grown to the longest line seen (lines reaching it are bounded by their callers). */
+/** Where `readShape` encodes a line; grown to the longest line seen (the callers bound their lines). */
 let scratch = new Uint8Array(1024);
 
 /**

@@ -6,13 +6,12 @@
  * leaves the tail, in time linear in the bytes and in bounded memory: per shape, its first line and a few numbers.
  *
  * It reads bytes, not text. A line's shape is read from its bytes (actors/output/line-shape.ts), so a line of a shape
- * seen before costs a hash and a count; only a line of a new shape, or an error-like line, is decoded and rendered
- * (`render`: what a reader would see of it, e.g. pipe text without colour codes). A shape whose rendered lines differ
- * from their bytes (colour codes, carriage returns) is read again from the rendered text of each of its lines, so that
- * what the digest writes (examples, numbers, error-like lines) is always the rendered text.
+ * seen before costs a hash and a count; only a line of a new shape, or an error-like line, is decoded. What the digest
+ * writes is what a reader sees: each piece of whole lines is rendered before its shapes are read, on its bytes where
+ * `render` can (for pipes: as they are, or without their colour codes), else decoded, rendered and encoded again (OSC
+ * strings, `\r` overwrites: rare in a flood), so that examples, numbers and error-like lines are the rendered text's.
  *
- * Whether a line is evidence depends only on its shape (every evidence pattern treats all digit runs alike), and so
- * does whether rendering changes it (colour codes and `\r` are in the shape; their digits are not), so both are
+ * Whether a line is evidence depends only on its shape (every evidence pattern treats all digit runs alike), so it is
  * decided once per new shape, not once per line.
  *
  * Lines are whole: the reader feeds the piece of the first omitted line that the head holds before the omitted bytes,
@@ -29,7 +28,10 @@ import { ShapeGroups, type ShapeGroup } from "./shape-groups.ts";
 const MAX_TEMPLATES = 24;
 /** Shapes whose verdict is remembered; past them, lines of unknown shapes are decoded and tested one by one. */
 const MAX_VERDICTS = 4_096;
-/** Error-like lines kept verbatim (groups of a shape among them add their fold and last line); past them, their count and the last one. */
+/**
+ * Error-like lines kept verbatim (the groups of their shapes add a fold and a last line each); past them, their count
+ * and the last one.
+ */
 const MAX_EVIDENCE = 20;
 /** A kept line (an example, evidence) is cut here, its length said. */
 const MAX_LINE_CHARS = 1_000;
@@ -47,27 +49,40 @@ interface Template {
   slots: Slot[];
 }
 
-/** What a shape that is not a template is: error-like, past the template budget, or one to read again rendered. */
+/** What a shape that is not a template is: error-like, or past the template budget. */
 const EVIDENCE = 1;
 const OTHER = 2;
-const RENDER = 3;
-type Verdict = Template | typeof EVIDENCE | typeof OTHER | typeof RENDER;
+type Verdict = Template | typeof EVIDENCE | typeof OTHER;
+
+/**
+ * What a reader sees of output: `text` renders lines; `bytes` renders UTF-8 bytes (whole lines, or one line) where it
+ * can be done on bytes (possibly the same bytes), or gives null when only `text` can.
+ */
+export interface TextRender {
+  text(text: string): string;
+  bytes(bytes: Uint8Array, from: number, to: number): Uint8Array | null;
+}
+
+/** Output read as printed (a terminal's rows are rendered already). */
+export const AS_PRINTED: TextRender = { text: (text) => text, bytes: (bytes, from, to) => bytes.subarray(from, to) };
 
 type Item = { kind: "template"; template: Template } | { kind: "evidence"; text: string } | { kind: "group"; group: ShapeGroup };
 
 const NEWLINE = 0x0a;
+const CR = 0x0d;
+const encoder = new TextEncoder();
 
 export class MiddleDigest {
   private lines = 0;
   private bytes = 0;
-  /** By shape key: raw keys (read from the bytes) and, for shapes that render differently, rendered keys. */
+  /** By shape key. */
   private readonly verdicts = new Map<number, Verdict>();
   private templates = 0;
   private readonly items: Item[] = [];
   private otherLines = 0;
   private previous: Template | null = null;
   private readonly evidence = new ShapeGroups();
-  /** Shapes (keys of their rendered text) with an error-like line shown verbatim: only their groups are shown. */
+  /** Shapes with an error-like line shown verbatim: only their groups are shown. */
   private readonly shownShapes = new Set<number>();
   private readonly shownGroups = new Set<ShapeGroup>();
   private verbatimEvidence = 0;
@@ -77,11 +92,10 @@ export class MiddleDigest {
   /** The bytes of a line that began in an earlier piece and has not ended yet. */
   private open = new Uint8Array(256);
   private openLength = 0;
-  private readonly render: (text: string) => string;
+  private readonly render: TextRender;
   private readonly decoder = new TextDecoder("utf-8", { fatal: false });
 
-  /** `render` makes a line (no newline) the text a reader would see. */
-  constructor(render: (text: string) => string = (text) => text) {
+  constructor(render: TextRender = AS_PRINTED) {
     this.render = render;
   }
 
@@ -102,7 +116,7 @@ export class MiddleDigest {
       at = end + 1;
     }
     const last = bytes.lastIndexOf(NEWLINE);
-    if (last >= at) this.scan(bytes, at, last + 1);
+    if (last >= at) this.wholeLines(bytes, at, last + 1);
     if (bytes.length > Math.max(at, last + 1)) this.hold(bytes, Math.max(at, last + 1), bytes.length);
   }
 
@@ -111,7 +125,7 @@ export class MiddleDigest {
     this.bytes += bytes;
     this.lines += 1;
     readShape(text);
-    this.renderedLine(text);
+    if (!this.counted()) this.needsText(text);
   }
 
   /** The digest's lines; the last omitted line ends here if the tail holds its end. */
@@ -123,7 +137,7 @@ export class MiddleDigest {
     return this.write();
   }
 
-  /** Keeps `bytes[from, to)` as part of the open line; a line past MAX_OPEN_LINE_BYTES is read in pieces, counted once. */
+  /** Keeps `bytes[from, to)` as part of the open line; one past MAX_OPEN_LINE_BYTES is read in pieces, counted once. */
   private hold(bytes: Uint8Array, from: number, to: number): void {
     while (this.openLength + (to - from) > MAX_OPEN_LINE_BYTES) {
       const room = MAX_OPEN_LINE_BYTES - this.openLength;
@@ -136,9 +150,15 @@ export class MiddleDigest {
 
   /** Reads the open line (or the piece of it held so far) and starts a new one. */
   private openLine(): void {
-    readShapeBytes(this.open, 0, this.openLength);
-    this.line(this.open, 0, this.openLength);
+    const line = this.rendered(this.open, 0, this.openLength);
+    readShapeBytes(line, 0, line.length);
+    this.line(line, 0, line.length);
     this.openLength = 0;
+  }
+
+  /** `bytes[from, to)` as a reader sees them: rendered on the bytes where it can be, else as text. */
+  private rendered(bytes: Uint8Array, from: number, to: number): Uint8Array {
+    return this.render.bytes(bytes, from, to) ?? encoder.encode(this.render.text(this.decoder.decode(bytes.subarray(from, to))));
   }
 
   private append(bytes: Uint8Array, from: number, to: number): void {
@@ -150,6 +170,12 @@ export class MiddleDigest {
     }
     this.open.set(bytes.subarray(from, to), this.openLength);
     this.openLength = length;
+  }
+
+  /** The whole lines in `bytes[from, to)`, rendered first. */
+  private wholeLines(bytes: Uint8Array, from: number, to: number): void {
+    const lines = this.rendered(bytes, from, to);
+    this.scan(lines, 0, lines.length);
   }
 
   /**
@@ -176,29 +202,24 @@ export class MiddleDigest {
 
   /** The line `bytes[start, end)` (no newline), whose shape was just read from those bytes. */
   private line(bytes: Uint8Array, start: number, end: number): void {
-    const key = shape.key;
-    const verdict = this.verdicts.get(key);
-    if (typeof verdict === "object") return this.count(verdict);
-    if (verdict === OTHER) return this.other();
-    const raw = this.decoder.decode(bytes.subarray(start, end));
-    const text = this.render(raw);
-    if (verdict === EVIDENCE) return this.evidenceLine(text);
-    if (verdict === RENDER || text !== raw) {
-      if (verdict === undefined) this.remember(key, RENDER);
-      readShape(text);
-      return this.renderedLine(text);
-    }
-    this.newShape(key, text);
+    if (this.counted()) return;
+    // A CRLF line end is a line end: the `\r` stays in the shape (every line of the shape has it) but not in the text.
+    this.needsText(this.decoder.decode(bytes.subarray(start, end > start && bytes[end - 1] === CR ? end - 1 : end)));
   }
 
-  /** A line as a reader sees it, its shape just read from that text. */
-  private renderedLine(text: string): void {
+  /** Counts the line whose shape was just read if its shape is a template or past the budget: no text needed. */
+  private counted(): boolean {
+    const verdict = this.verdicts.get(shape.key);
+    if (typeof verdict === "object") this.count(verdict);
+    else if (verdict === OTHER) this.other();
+    return verdict !== undefined && verdict !== EVIDENCE;
+  }
+
+  /** A line whose shape was just read and whose text is needed: error-like, or the first of its shape. */
+  private needsText(text: string): void {
     const key = shape.key;
-    const verdict = this.verdicts.get(key);
-    if (typeof verdict === "object") return this.count(verdict);
-    if (verdict === OTHER) return this.other();
-    if (verdict === EVIDENCE) return this.evidenceLine(text);
-    this.newShape(key, text);
+    if (this.verdicts.get(key) === EVIDENCE) this.evidenceLine(text);
+    else this.newShape(key, text);
   }
 
   /** The first line of a shape (in `shape`), as a reader sees it: evidence, a new template, or past the budget. */

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { MiddleDigest } from "../../actors/output/middle-digest.ts";
+import { MiddleDigest, type TextRender } from "../../actors/output/middle-digest.ts";
 import { foldRead } from "../../actors/output/model-read.ts";
-import { pipeText } from "../../actors/output/pipe-text.ts";
+import { PIPE_TEXT } from "../../actors/output/pipe-text.ts";
 import { UnreadOutput } from "../../actors/output/unread.ts";
 import { unfold } from "../fixtures/unfold.ts";
 
 const enc = new TextEncoder();
 
 /** Feeds `lines` to a digest in chunks of `chunk` bytes, cutting lines and characters anywhere. */
-function digestOf(lines: readonly string[], chunk: number, render?: (text: string) => string): string[] {
+function digestOf(lines: readonly string[], chunk: number, render?: TextRender): string[] {
   const digest = new MiddleDigest(render);
   const bytes = enc.encode(lines.map((line) => `${line}\n`).join(""));
   for (let at = 0; at < bytes.length; at += chunk) digest.feedBytes(bytes.subarray(at, at + chunk));
@@ -75,13 +75,15 @@ describe("the digest of omitted output", () => {
 
   it("writes what a reader sees: colour codes gone and carriage returns applied, the numbers where the text has them", () => {
     const steps = Array.from({ length: 1000 }, (_, i) => `\u001b[32m✓\u001b[39m step ${i} \u001b[2m(${i % 7} ms)\u001b[22m`);
-    const lines = [...steps, "\u001b[31mERROR\u001b[39m: disk quota exceeded", "progress 10%\rprogress 100% done"];
+    const lines = [...steps, "\u001b[31mERROR\u001b[39m: disk quota exceeded", "progress 10%\rprogress 100% done", "\u001b]0;title\u0007build done"];
     for (const chunk of [1, 7, 4096]) {
-      const digest = digestOf(lines, chunk, pipeText);
-      expect(digest.slice(1, -1)).toEqual(["⟪~×1000⟫ ✓ step {0..999} ({~0..6} ms)", "ERROR: disk quota exceeded", "progress 100% done"]);
+      const digest = digestOf(lines, chunk, PIPE_TEXT);
+      expect(digest.slice(1, -1)).toEqual(["⟪~×1000⟫ ✓ step {0..999} ({~0..6} ms)", "ERROR: disk quota exceeded", "progress 100% done", "build done"]);
     }
+    const crlf = digestOf(Array.from({ length: 500 }, (_, i) => `step ${i}\r`), 64, PIPE_TEXT);
+    expect(crlf[1]).toBe("⟪×500⟫ step {0..499}");
     const plain = Array.from({ length: 500 }, (_, i) => `step ${i}`);
-    const exact = digestOf(plain.map((line) => `\u001b[1m${line}\u001b[0m`), 100, pipeText);
+    const exact = digestOf(plain.map((line) => `\u001b[1m${line}\u001b[0m`), 100, PIPE_TEXT);
     expect(exact[1]).toBe("⟪×500⟫ step {0..499}");
     expect(unfold([exact[1] as string])).toEqual(plain);
   });
@@ -108,7 +110,7 @@ describe("the digest of omitted output", () => {
 
 describe("a read over its budget", () => {
   it("cuts on line boundaries, folds its head and tail, keeps the last lines and the result line verbatim", () => {
-    const unread = new UnreadOutput(8192, 8192, pipeText);
+    const unread = new UnreadOutput(8192, 8192, PIPE_TEXT);
     const lines = Array.from({ length: 2000 }, (_, i) => `[build] step ${i + 1}/2000: compiled src/module_${i + 1}.ts in ${(i * 37) % 90 + 3} ms`);
     lines.push('__RESULT__ {"ok":true,"modules":2000}');
     for (const line of lines) unread.feed("stdout", enc.encode(`${line}\n`));
