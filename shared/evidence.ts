@@ -1,7 +1,8 @@
 /**
  * Evidence: output lines that look like something went wrong or needs a look — compiler, test-runner and runtime
- * shapes. Folding (shared/fold.ts) never puts one inside a fold, and a digest of omitted output keeps them verbatim,
- * so an error printed in the middle of a long run reaches the model as it was written.
+ * shapes. Folding (shared/fold.ts) folds them only in long runs of one shape, keeping the first few and the last of
+ * each run verbatim, and a digest of omitted output groups them the same way, so an error printed in the middle of a
+ * long run reaches the model as it was written, and 10,000 errors of one shape do not crowd out everything else.
  *
  * The list is data: each shape has a name (for tests and docs) and a linear-time pattern, tested on one line at a
  * time. A shape errs towards keeping a line: a false positive costs a verbatim line, a false negative hides an error.

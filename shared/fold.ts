@@ -15,16 +15,24 @@
  *   repeated N times.
  * - `⟪~×N⟫` marks a lossy fold: a `{~a..b}` only says that the numbers lay between a and b; the bytes are in the log.
  * - `⟪⟫` in front of a line says that the program itself printed a line beginning with `⟪`.
- * - Other lines are the program's, verbatim. Evidence (shared/evidence.ts) and the lines a caller keeps are never
- *   folded; neither are the last `keepLast` lines, nor a run whose text holds a `{` (it could read as a slot).
+ * - Other lines are the program's, verbatim.
+ *
+ * A run of evidence lines (shared/evidence.ts) of one shape keeps more: its first EVIDENCE_HEAD lines and its last one
+ * stay verbatim and only the lines between them fold (as the mode allows: an exact fold still decodes to them), so
+ * that 10,000 compiler errors read as their first few, one fold that says how many more and what their numbers were,
+ * and the last; every kind of error keeps a verbatim line.
+ * The lines a caller keeps, the last `keepLast` lines and a run whose text holds a `{` (it could read as a slot) are
+ * never folded.
  */
 import { isEvidence } from "./evidence.ts";
 
 export const FOLD_MARK = "⟪";
 const ESCAPE = "⟪⟫";
 
-/** A run is folded from this many lines: its first line verbatim, the rest as one fold. */
-const MIN_RUN = 3;
+/** A fold stands for at least this many lines (a fold of one line is never shorter than the line). */
+const MIN_FOLD = 2;
+/** Lines of a run of evidence kept verbatim before its fold (its last is kept too); other runs keep their first. */
+export const EVIDENCE_HEAD = 3;
 /** Lossy folds may list up to this many values; longer lists become a range marked `~`. */
 const MAX_LOSSY_LIST = 8;
 
@@ -43,7 +51,7 @@ export interface FoldRules {
   mode: FoldMode;
   /** The newest lines stay verbatim: what a program printed last is what a reader looks at first. */
   keepLast: number;
-  /** Lines that stay verbatim whatever their shape, beside evidence (a monitor's matched line). */
+  /** Lines that stay verbatim whatever their shape (a monitor's matched line). */
   keep?: (line: string) => boolean;
 }
 
@@ -171,35 +179,41 @@ export function foldLines(lines: readonly string[], rules: FoldRules): Folded {
   const out: string[] = [];
   let foldedLines = 0;
   const foldable = lines.length - Math.max(0, rules.keepLast);
-  const fixed = (line: string): boolean => isEvidence(line) || rules.keep?.(line) === true;
+  const kept = (line: string): boolean => rules.keep?.(line) === true;
   let i = 0;
   while (i < lines.length) {
     const line = lines[i] as string;
-    if (i >= foldable || fixed(line)) {
+    if (i >= foldable || kept(line)) {
       out.push(verbatimLine(line));
       i += 1;
       continue;
     }
-    const shape = shapeOf(line);
-    const shapes = [shape];
+    // A run: the lines from here of one shape, all evidence or none (so a run of noise never swallows an error).
+    const evidence = isEvidence(line);
+    const shapes = [shapeOf(line)];
     let end = i + 1;
     while (end < foldable) {
       const next = lines[end] as string;
-      if (fixed(next)) break;
+      if (kept(next)) break;
       const nextShape = shapeOf(next);
-      if (nextShape.skeleton !== shape.skeleton) break;
+      if (nextShape.skeleton !== shapes[0]!.skeleton || isEvidence(next) !== evidence) break;
       shapes.push(nextShape);
       end += 1;
     }
-    const rest = lines.slice(i + 1, end);
-    const fold = end - i >= MIN_RUN ? foldOf(shapes.slice(1), rest, rules.mode) : null;
-    out.push(verbatimLine(line));
+    const run = lines.slice(i, end);
+    // Noise keeps its first line; evidence its first few and its last.
+    const head = Math.min(run.length, evidence ? EVIDENCE_HEAD : 1);
+    const last = evidence && run.length > head ? 1 : 0;
+    const middle = run.slice(head, run.length - last);
+    const fold = middle.length >= MIN_FOLD ? foldOf(shapes.slice(head, run.length - last), middle, rules.mode) : null;
+    out.push(...run.slice(0, head).map(verbatimLine));
     if (fold === null) {
-      out.push(...rest.map(verbatimLine));
+      out.push(...middle.map(verbatimLine));
     } else {
       out.push(fold);
-      foldedLines += rest.length;
+      foldedLines += middle.length;
     }
+    out.push(...run.slice(run.length - last).map(verbatimLine));
     i = end;
   }
   return { lines: out, foldedLines };

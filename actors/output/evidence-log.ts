@@ -82,7 +82,7 @@ export class EvidenceLog {
   /** Line `no` is error-like; `before` is the line before it when that one was plain (a possible header). */
   evidence(no: number, text: string, before: string | null): void {
     this.seen += 1;
-    readShape(text, 0);
+    readShape(text);
     const key = shape.key;
     const current = this.current;
     // Another kind of error line right after one (a traceback's final exception, `Caused by:`) belongs to its block;

@@ -4,7 +4,7 @@
  * each of those numbers did (constant, counting evenly, or only a range), written as a fold template. Pure.
  *
  * Reading a shape is the digest's hot path, once per omitted line: it allocates nothing (the last shape read is one
- * reused record) and reads each character once.
+ * reused record) and reads each byte once.
  */
 import { FOLD_MARK, verbatimLine } from "../../shared/fold.ts";
 
@@ -23,96 +23,63 @@ export const shape = {
   padded: new Uint8Array(MAX_SLOTS),
 };
 
-/** Reads the shape of the line that starts at `start` into `shape`; returns where it ends (its newline). */
-export function readShape(text: string, start: number): number {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x01000193;
-  let slots = 0;
-  // The digit run being read: its value, its digit count, and whether it began with a zero.
-  let value = 0;
-  let digits = 0;
-  let zero = 0;
-  let i = start;
-  // Callers end every line with a newline; past the text's end charCodeAt gives NaN, which also stops the loop.
-  for (let c = text.charCodeAt(i); c !== 10 && c === c; c = text.charCodeAt((i += 1))) {
-    if (c >= 48 && c <= 57) {
-      if (digits === 0) zero = c === 48 ? 1 : 0;
-      value = value * 10 + (c - 48);
-      digits += 1;
-      continue;
-    }
-    if (digits > 0) {
-      endRun(slots, value, digits, zero);
-      slots += 1;
-      // A digit run counts in the key as one mark, whatever its digits.
-      h1 = Math.imul(h1 ^ 0x30, 0x01000193);
-      h2 = Math.imul(h2 ^ 0x30, 0x5bd1e995);
-      value = 0;
-      digits = 0;
-    }
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-  }
-  if (digits > 0) {
-    endRun(slots, value, digits, zero);
-    slots += 1;
-    h1 = Math.imul(h1 ^ 0x30, 0x01000193);
-    h2 = Math.imul(h2 ^ 0x30, 0x5bd1e995);
-  }
-  shape.slots = slots;
-  shape.key = (h1 >>> 6) * 0x4000000 + (h2 >>> 6) + Math.min(slots, 1023) / 1024;
-  return i;
-}
-
 /**
- * `readShape` over UTF-8 bytes, for lines read straight from a process's output without decoding them: the same
- * slots, and a key that is equal for lines of the same shape (not equal to the key of the same line as a string).
- * Reads from `start` to the next newline or `end`, whichever comes first, and returns where it stopped.
+ * Reads the shape of the line in UTF-8 `bytes` from `start` to the next newline or `end`, whichever comes first, into
+ * `shape`; returns where it stopped. Bytes, not text: the digest reads every omitted line, and a line whose shape it
+ * has seen before costs this loop and no decoding.
  */
 export function readShapeBytes(bytes: Uint8Array, start: number, end: number): number {
   let h1 = 0x811c9dc5;
   let h2 = 0x01000193;
   let slots = 0;
-  let value = 0;
-  let digits = 0;
-  let zero = 0;
   let i = start;
-  for (; i < end; i += 1) {
+  while (i < end) {
     const c = bytes[i] as number;
     if (c === 10) break;
-    if (c >= 48 && c <= 57) {
-      if (digits === 0) zero = c === 48 ? 1 : 0;
-      value = value * 10 + (c - 48);
-      digits += 1;
-      continue;
-    }
-    if (digits > 0) {
-      endRun(slots, value, digits, zero);
+    let digit = c - 48;
+    if (digit >= 0 && digit <= 9) {
+      // A digit run, read whole: its value, its digit count, and whether it began with a zero.
+      const first = i;
+      let value = digit;
+      for (i += 1; i < end; i += 1) {
+        digit = (bytes[i] as number) - 48;
+        if (digit < 0 || digit > 9) break;
+        value = value * 10 + digit;
+      }
+      if (slots < MAX_SLOTS) {
+        const digits = i - first;
+        shape.values[slots] = value;
+        shape.digits[slots] = digits > 255 ? 255 : digits;
+        shape.padded[slots] = c === 48 && digits > 1 ? 1 : 0;
+      }
       slots += 1;
+      // A digit run counts in the key as one mark, whatever its digits.
       h1 = Math.imul(h1 ^ 0x30, 0x01000193);
       h2 = Math.imul(h2 ^ 0x30, 0x5bd1e995);
-      value = 0;
-      digits = 0;
+      continue;
     }
     h1 = Math.imul(h1 ^ c, 0x01000193);
     h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-  }
-  if (digits > 0) {
-    endRun(slots, value, digits, zero);
-    slots += 1;
-    h1 = Math.imul(h1 ^ 0x30, 0x01000193);
-    h2 = Math.imul(h2 ^ 0x30, 0x5bd1e995);
+    i += 1;
   }
   shape.slots = slots;
   shape.key = (h1 >>> 6) * 0x4000000 + (h2 >>> 6) + Math.min(slots, 1023) / 1024;
   return i;
 }
 
-function endRun(slot: number, value: number, digits: number, zero: number): void {
-  if (slot >= MAX_SLOTS) return;
-  shape.values[slot] = value;
-  shape.digits[slot] = digits > 255 ? 255 : digits;
-  shape.padded[slot] = zero;
+const encoder = new TextEncoder();
+/** Where `readShape` encodes a line; grown to the longest line seen (the callers bound their lines). */
+let scratch = new Uint8Array(1024);
+
+/**
+ * The shape of one line of text (no newline in it), read as its UTF-8 bytes: the key is the one `readShapeBytes`
+ * gives the same line's bytes, so lines read either way group together.
+ */
+export function readShape(text: string): void {
+  // encodeInto writes at most three bytes per UTF-16 unit.
+  if (scratch.length < text.length * 3) scratch = new Uint8Array(text.length * 3);
+  const { written } = encoder.encodeInto(text, scratch);
+  readShapeBytes(scratch, 0, written);
 }
 
 /** What one digit run did over the lines of a shape. */

@@ -1,30 +1,42 @@
 /**
  * The digest of the output a shell read leaves out between its head and its tail: instead of a silent gap, the
  * shapes the omitted lines had (their text with numbers as slots) with how many lines had each and what their numbers
- * did, and every evidence line (shared/evidence.ts) verbatim up to a budget. It sees each omitted byte once, as it
+ * did, and the error-like lines (shared/evidence.ts), grouped by shape (actors/output/shape-groups.ts): the first few
+ * of each shape verbatim, the rest counted in one fold, the last one verbatim. It sees each omitted byte once, as it
  * leaves the tail, in time linear in the bytes and in bounded memory: per shape, its first line and a few numbers.
  *
- * Whether a line is evidence depends only on its shape (every evidence pattern treats all digit runs alike), so the
- * evidence patterns run once per new shape, not once per line.
+ * It reads bytes, not text. A line's shape is read from its bytes (actors/output/line-shape.ts), so a line of a shape
+ * seen before costs a hash and a count; only a line of a new shape, or an error-like line, is decoded. What the digest
+ * writes is what a reader sees: each piece of whole lines is rendered before its shapes are read, on its bytes where
+ * `render` can (for pipes: as they are, or without their colour codes), else decoded, rendered and encoded again (OSC
+ * strings, `\r` overwrites: rare in a flood), so that examples, numbers and error-like lines are the rendered text's.
+ *
+ * Whether a line is evidence depends only on its shape (every evidence pattern treats all digit runs alike), so it is
+ * decided once per new shape, not once per line.
  *
  * Lines are whole: the reader feeds the piece of the first omitted line that the head holds before the omitted bytes,
- * and the piece of the last one that the tail holds after them. Written in the fold format of shared/fold.ts, a
- * shape's template marked lossy (`~`) unless its lines formed one run whose numbers count evenly.
+ * and the piece of the last one that the tail holds after them; a line that straddles two pieces is put together
+ * before it is read. Written in the fold format of shared/fold.ts, a shape's template marked lossy (`~`) unless its
+ * lines formed one run whose numbers count evenly.
  */
 import { isEvidence } from "../../shared/evidence.ts";
 import { DIGEST_END, digestHeading, FOLD_MARK, verbatimLine } from "../../shared/fold.ts";
-import { addValues, firstSlots, readShape, shape, templateLine, type Slot } from "./line-shape.ts";
+import { addValues, firstSlots, readShape, readShapeBytes, shape, templateLine, type Slot } from "./line-shape.ts";
+import { ShapeGroups, type ShapeGroup } from "./shape-groups.ts";
 
 /** Distinct shapes kept; lines of further shapes are counted together. */
 const MAX_TEMPLATES = 24;
-/** Shapes whose evidence verdict is remembered; past them, lines of unknown shapes are tested one by one. */
+/** Shapes whose verdict is remembered; past them, lines of unknown shapes are decoded and tested one by one. */
 const MAX_VERDICTS = 4_096;
-/** Evidence lines kept verbatim; past them, their count and the last one. */
+/**
+ * Error-like lines kept verbatim (the groups of their shapes add a fold and a last line each); past them, their count
+ * and the last one.
+ */
 const MAX_EVIDENCE = 20;
 /** A kept line (an example, evidence) is cut here, its length said. */
 const MAX_LINE_CHARS = 1_000;
-/** A line still unfinished past this many characters is taken as it stands (a flood with no newline). */
-const MAX_OPEN_LINE_CHARS = 64 * 1024;
+/** A line still unfinished past this many bytes is taken as it stands (a flood with no newline). */
+const MAX_OPEN_LINE_BYTES = 64 * 1024;
 
 interface Template {
   key: number;
@@ -37,125 +49,198 @@ interface Template {
   slots: Slot[];
 }
 
-type Item = { kind: "template"; template: Template } | { kind: "evidence"; text: string };
+/** What a shape that is not a template is: error-like, or past the template budget. */
+const EVIDENCE = 1;
+const OTHER = 2;
+type Verdict = Template | typeof EVIDENCE | typeof OTHER;
+
+/**
+ * What a reader sees of output: `text` renders lines; `bytes` renders UTF-8 bytes (whole lines, or one line) where it
+ * can be done on bytes (possibly the same bytes), or gives null when only `text` can.
+ */
+export interface TextRender {
+  text(text: string): string;
+  bytes(bytes: Uint8Array, from: number, to: number): Uint8Array | null;
+}
+
+/** Output read as printed (a terminal's rows are rendered already). */
+export const AS_PRINTED: TextRender = { text: (text) => text, bytes: (bytes, from, to) => bytes.subarray(from, to) };
+
+type Item = { kind: "template"; template: Template } | { kind: "evidence"; text: string } | { kind: "group"; group: ShapeGroup };
+
+const NEWLINE = 0x0a;
+const CR = 0x0d;
+const encoder = new TextEncoder();
 
 export class MiddleDigest {
   private lines = 0;
   private bytes = 0;
-  private readonly templates = new Map<number, Template>();
-  /** Shapes known to be evidence (true) or past the template budget (false). */
-  private readonly verdicts = new Map<number, boolean>();
+  /** By shape key. */
+  private readonly verdicts = new Map<number, Verdict>();
+  private templates = 0;
   private readonly items: Item[] = [];
   private otherLines = 0;
-  private evidenceCount = 0;
-  private lastEvidence: string | null = null;
   private previous: Template | null = null;
-  private open = "";
+  private readonly evidence = new ShapeGroups();
+  /** Shapes with an error-like line shown verbatim: only their groups are shown. */
+  private readonly shownShapes = new Set<number>();
+  private readonly shownGroups = new Set<ShapeGroup>();
+  private verbatimEvidence = 0;
+  /** Error-like lines past the budget: their count and the last one. */
+  private moreEvidence = 0;
+  private lastEvidence = "";
+  /** The bytes of a line that began in an earlier piece and has not ended yet. */
+  private open = new Uint8Array(256);
+  private openLength = 0;
+  private readonly render: TextRender;
   private readonly decoder = new TextDecoder("utf-8", { fatal: false });
 
-  /** Omitted bytes, as they leave the tail, in order; `transform` makes them the text a reader would see. */
-  feedBytes(bytes: Uint8Array, transform: (text: string) => string): void {
-    this.bytes += bytes.length;
-    this.feedText(transform(this.decoder.decode(bytes, { stream: true })));
+  constructor(render: TextRender = AS_PRINTED) {
+    this.render = render;
   }
 
-  /** One omitted whole line (a terminal's rendered row) and its size in bytes. */
+  /** Omitted bytes, as they leave the tail, in order. */
+  feedBytes(bytes: Uint8Array): void {
+    this.bytes += bytes.length;
+    let at = 0;
+    if (this.openLength > 0) {
+      // The line that began in an earlier piece ends in this one: read on its own, whole.
+      const end = bytes.indexOf(NEWLINE);
+      if (end === -1) {
+        this.hold(bytes, 0, bytes.length);
+        return;
+      }
+      this.hold(bytes, 0, end);
+      this.lines += 1;
+      this.openLine();
+      at = end + 1;
+    }
+    const last = bytes.lastIndexOf(NEWLINE);
+    if (last >= at) this.wholeLines(bytes, at, last + 1);
+    if (bytes.length > Math.max(at, last + 1)) this.hold(bytes, Math.max(at, last + 1), bytes.length);
+  }
+
+  /** One omitted whole line, already rendered (a terminal's row), and its size in bytes. */
   feedLine(text: string, bytes: number): void {
     this.bytes += bytes;
-    this.feedText(`${text}\n`);
+    this.lines += 1;
+    readShape(text);
+    if (!this.counted()) this.needsText(text);
   }
 
   /** The digest's lines; the last omitted line ends here if the tail holds its end. */
   finish(): string[] {
-    const rest = this.decoder.decode();
-    if (rest !== "") this.feedText(rest);
-    if (this.open !== "") this.scan(`${this.open}\n`, 0);
-    this.open = "";
-    return this.render();
-  }
-
-  private feedText(text: string): void {
-    let at = 0;
-    if (this.open !== "") {
-      // The line that began in an earlier piece ends in this one: scanned on its own, whole.
-      const end = text.indexOf("\n");
-      if (end === -1) {
-        this.open += text;
-        this.bound();
-        return;
-      }
-      this.scan(`${this.open}${text.slice(0, end + 1)}`, 0);
-      this.open = "";
-      at = end + 1;
+    if (this.openLength > 0) {
+      this.lines += 1;
+      this.openLine();
     }
-    const last = text.lastIndexOf("\n");
-    if (last >= at) this.scan(text, at, last + 1);
-    this.open = text.slice(Math.max(at, last + 1));
-    this.bound();
+    return this.write();
   }
 
-  /** A line still open past MAX_OPEN_LINE_CHARS is not one a reader could use whole: taken as it stands. */
-  private bound(): void {
-    if (this.open.length <= MAX_OPEN_LINE_CHARS) return;
-    this.scan(`${this.open}\n`, 0);
-    this.lines -= 1;
-    this.open = "";
+  /** Keeps `bytes[from, to)` as part of the open line; one past MAX_OPEN_LINE_BYTES is read in pieces, counted once. */
+  private hold(bytes: Uint8Array, from: number, to: number): void {
+    while (this.openLength + (to - from) > MAX_OPEN_LINE_BYTES) {
+      const room = MAX_OPEN_LINE_BYTES - this.openLength;
+      this.append(bytes, from, from + room);
+      this.openLine();
+      from += room;
+    }
+    this.append(bytes, from, to);
+  }
+
+  /** Reads the open line (or the piece of it held so far) and starts a new one. */
+  private openLine(): void {
+    const line = this.rendered(this.open, 0, this.openLength);
+    readShapeBytes(line, 0, line.length);
+    this.line(line, 0, line.length);
+    this.openLength = 0;
+  }
+
+  /** `bytes[from, to)` as a reader sees them: rendered on the bytes where it can be, else as text. */
+  private rendered(bytes: Uint8Array, from: number, to: number): Uint8Array {
+    return this.render.bytes(bytes, from, to) ?? encoder.encode(this.render.text(this.decoder.decode(bytes.subarray(from, to))));
+  }
+
+  private append(bytes: Uint8Array, from: number, to: number): void {
+    const length = this.openLength + (to - from);
+    if (length > this.open.length) {
+      const grown = new Uint8Array(Math.min(MAX_OPEN_LINE_BYTES, Math.max(length, this.open.length * 2)));
+      grown.set(this.open.subarray(0, this.openLength));
+      this.open = grown;
+    }
+    this.open.set(bytes.subarray(from, to), this.openLength);
+    this.openLength = length;
+  }
+
+  /** The whole lines in `bytes[from, to)`, rendered first. */
+  private wholeLines(bytes: Uint8Array, from: number, to: number): void {
+    const lines = this.rendered(bytes, from, to);
+    this.scan(lines, 0, lines.length);
   }
 
   /**
-   * The whole lines in `text[from, to)`, each ending with a newline. The hot path: a line of the same shape as the
+   * The whole lines in `bytes[from, to)`, each ending with a newline. The hot path: a line of the same shape as the
    * one before it (most lines of a flood) only adds its numbers to that shape's.
    */
-  private scan(text: string, from: number, to = text.length): void {
+  private scan(bytes: Uint8Array, from: number, to: number): void {
     let start = from;
     let lines = 0;
     while (start < to) {
-      const end = readShape(text, start);
+      const end = readShapeBytes(bytes, start, to);
       lines += 1;
       const previous = this.previous;
       if (previous !== null && previous.key === shape.key) {
         previous.count += 1;
         addValues(previous.slots);
       } else {
-        this.take(text, start, end);
+        this.line(bytes, start, end);
       }
       start = end + 1;
     }
     this.lines += lines;
   }
 
-  /** The line `text[start, end)`, whose shape was just read. */
-  private take(text: string, start: number, end: number): void {
+  /** The line `bytes[start, end)` (no newline), whose shape was just read from those bytes. */
+  private line(bytes: Uint8Array, start: number, end: number): void {
+    if (this.counted()) return;
+    // A CRLF line end is a line end: the `\r` stays in the shape (every line of the shape has it) but not in the text.
+    this.needsText(this.decoder.decode(bytes.subarray(start, end > start && bytes[end - 1] === CR ? end - 1 : end)));
+  }
+
+  /** Counts the line whose shape was just read if its shape is a template or past the budget: no text needed. */
+  private counted(): boolean {
+    const verdict = this.verdicts.get(shape.key);
+    if (typeof verdict === "object") this.count(verdict);
+    else if (verdict === OTHER) this.other();
+    return verdict !== undefined && verdict !== EVIDENCE;
+  }
+
+  /** A line whose shape was just read and whose text is needed: error-like, or the first of its shape. */
+  private needsText(text: string): void {
     const key = shape.key;
-    const known = this.previous !== null && this.previous.key === key ? this.previous : this.templates.get(key);
-    if (known !== undefined) {
-      this.count(known);
-      return;
-    }
-    this.previous = null;
-    let verdict = this.verdicts.get(key);
-    if (verdict === false) {
-      this.otherLines += 1;
-      return;
-    }
-    const line = text.slice(start, end);
-    if (verdict === undefined) {
-      verdict = isEvidence(line);
-      // A shape that is not evidence becomes a template while there is room: only the others need remembering.
-      if ((verdict || this.templates.size >= MAX_TEMPLATES) && this.verdicts.size < MAX_VERDICTS) this.verdicts.set(key, verdict);
-    }
-    if (verdict) {
-      this.evidenceCount += 1;
-      if (this.evidenceCount <= MAX_EVIDENCE) this.items.push({ kind: "evidence", text: clip(line) });
-      else this.lastEvidence = clip(line);
-    } else if (this.templates.size < MAX_TEMPLATES) {
-      const template: Template = { key, example: clip(line), clipped: line.length > MAX_LINE_CHARS, count: 0, runs: 0, slots: firstSlots() };
-      this.templates.set(key, template);
+    if (this.verdicts.get(key) === EVIDENCE) this.evidenceLine(text);
+    else this.newShape(key, text);
+  }
+
+  /** The first line of a shape (in `shape`), as a reader sees it: evidence, a new template, or past the budget. */
+  private newShape(key: number, text: string): void {
+    if (isEvidence(text)) {
+      this.remember(key, EVIDENCE);
+      this.evidenceLine(text);
+    } else if (this.templates < MAX_TEMPLATES) {
+      const template: Template = { key, example: clip(text), clipped: text.length > MAX_LINE_CHARS, count: 0, runs: 0, slots: firstSlots() };
+      this.verdicts.set(key, template);
+      this.templates += 1;
       this.items.push({ kind: "template", template });
       this.count(template);
     } else {
-      this.otherLines += 1;
+      this.remember(key, OTHER);
+      this.other();
     }
+  }
+
+  private remember(key: number, verdict: Verdict): void {
+    if (this.verdicts.size < MAX_VERDICTS + MAX_TEMPLATES) this.verdicts.set(key, verdict);
   }
 
   private count(template: Template): void {
@@ -165,14 +250,48 @@ export class MiddleDigest {
     if (template.count > 1) addValues(template.slots);
   }
 
-  private render(): string[] {
+  private other(): void {
+    this.previous = null;
+    this.otherLines += 1;
+  }
+
+  /**
+   * An error-like line: verbatim while the budget lasts, else counted in its shape's group, shown when that shape
+   * had a line shown verbatim, so that grouping never hides a kind of error; past the budget, counted with the last.
+   */
+  private evidenceLine(line: string): void {
+    this.previous = null;
+    const text = clip(line);
+    readShape(text);
+    const key = shape.key;
+    const group = this.evidence.add(text);
+    if (group === null) {
+      if (this.verbatimEvidence < MAX_EVIDENCE) {
+        this.verbatimEvidence += 1;
+        this.shownShapes.add(key);
+        this.items.push({ kind: "evidence", text });
+        return;
+      }
+    } else if (this.shownGroups.has(group)) {
+      return;
+    } else if (group.count === 1 && this.shownShapes.has(key)) {
+      this.shownGroups.add(group);
+      this.items.push({ kind: "group", group });
+      return;
+    }
+    this.moreEvidence += 1;
+    this.lastEvidence = text;
+  }
+
+  private write(): string[] {
     const out = [digestHeading(this.lines, this.bytes)];
     for (const item of this.items) {
       if (item.kind === "evidence") out.push(verbatimLine(item.text));
+      else if (item.kind === "group") out.push(...this.evidence.lines(item.group));
       else out.push(templateLine(item.template.example, item.template.clipped, item.template.count, item.template.runs === 1, item.template.slots));
     }
-    if (this.lastEvidence !== null) {
-      out.push(`${FOLD_MARK}${this.evidenceCount - MAX_EVIDENCE} more error-like lines; the last of them:⟫`, verbatimLine(this.lastEvidence));
+    if (this.moreEvidence > 0) {
+      out.push(`${FOLD_MARK}${this.moreEvidence} more error-like lines; the last of them:⟫`, verbatimLine(this.lastEvidence));
     }
     if (this.otherLines > 0) out.push(`${FOLD_MARK}${this.otherLines} more lines of other shapes⟫`);
     out.push(DIGEST_END);

@@ -44,3 +44,61 @@ export function plainLine(line: string): string {
   const text = pipeText(line);
   return text.includes("\u001b") || text.includes("\u009b") ? text.replace(OTHER_ESCAPES, "") : text;
 }
+
+const ESC = 0x1b;
+const CR = 0x0d;
+const LF = 0x0a;
+/** The first byte of U+0080–U+00BF in UTF-8; U+009B (CSI) and U+009D (OSC) continue it with 0x9B and 0x9D. */
+const C1_LEAD = 0xc2;
+/** `[` after ESC begins a CSI (a colour code is one ending in `m`), `]` an OSC string. */
+const CSI = 0x5b;
+const OSC = 0x5d;
+const SGR_END = 0x6d;
+const isSgrParameter = (byte: number): boolean => (byte >= 0x30 && byte <= 0x39) || byte === 0x3b || byte === 0x3a;
+
+/**
+ * `pipeText` over UTF-8 bytes, where it can be done there: the bytes themselves when they hold nothing it would
+ * change (found by native scans, so plain output costs next to nothing), a copy without their colour codes when those
+ * are all it would change, and null when only the text can say (an OSC string, a C1 control, a carriage return other
+ * than a CRLF line end). A CRLF line end is left to the reader of each line. Lets the digest of omitted output
+ * (actors/output/middle-digest.ts) read a flood as its bytes, without decoding it.
+ */
+export function pipeTextBytes(bytes: Uint8Array, from: number, to: number): Uint8Array | null {
+  const view = bytes.subarray(from, to);
+  const escapes = view.includes(ESC);
+  const controls = view.includes(C1_LEAD);
+  if (!escapes && !controls) return !view.includes(CR) || crlfOnly(view) ? view : null;
+  const out = new Uint8Array(view.length);
+  let length = 0;
+  for (let i = 0; i < view.length; i += 1) {
+    const byte = view[i] as number;
+    const next = view[i + 1];
+    if (byte === ESC && next === CSI) {
+      // The same colour code as COLOUR_AND_OSC's: ESC [, parameters, m.
+      let end = i + 2;
+      while (end < view.length && isSgrParameter(view[end] as number)) end += 1;
+      if (view[end] === SGR_END) {
+        i = end;
+        continue;
+      }
+    } else if (byte === ESC && next === OSC) {
+      return null;
+    } else if (byte === CR && next !== LF && next !== undefined) {
+      return null;
+    } else if (byte === C1_LEAD && (next === 0x9b || next === 0x9d)) {
+      return null;
+    }
+    out[length] = byte;
+    length += 1;
+  }
+  return out.subarray(0, length);
+}
+
+/** Every carriage return in `bytes` ends a line (a CRLF line end, or the last byte). */
+function crlfOnly(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length - 1; i += 1) if (bytes[i] === CR && bytes[i + 1] !== LF) return false;
+  return true;
+}
+
+/** Pipe text as the digest of omitted output takes it (its `TextRender`). */
+export const PIPE_TEXT = { text: pipeText, bytes: pipeTextBytes };

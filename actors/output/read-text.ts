@@ -9,7 +9,7 @@
  */
 import type { JobIo } from "../../mailbox/spec.ts";
 import type { SourceName } from "../../mailbox/constants.ts";
-import { pipeText } from "./pipe-text.ts";
+import { PIPE_TEXT, pipeText } from "./pipe-text.ts";
 import { UnreadOutput, type TakenText } from "./unread.ts";
 
 
@@ -45,7 +45,7 @@ class PipeOutput implements OutputText {
   private readonly unread: UnreadOutput;
 
   constructor(bounds: OutputBounds) {
-    this.unread = new UnreadOutput(bounds.headBytes, bounds.tailBytes, pipeText);
+    this.unread = new UnreadOutput(bounds.headBytes, bounds.tailBytes, PIPE_TEXT);
   }
 
   get totalBytes(): number {

@@ -8,11 +8,11 @@
  * `lines(group)` writes it in the fold format of shared/fold.ts: `⟪×N⟫ template` (or `⟪~×N⟫` when the numbers did
  * not count evenly, or the lines were not one run), then the last line verbatim.
  */
-import { verbatimLine } from "../../shared/fold.ts";
+import { EVIDENCE_HEAD, verbatimLine } from "../../shared/fold.ts";
 import { addValues, firstSlots, readShape, shape, templateLine, type Slot } from "./line-shape.ts";
 
-/** Lines of one shape kept verbatim before the rest are counted. */
-export const GROUP_VERBATIM = 3;
+/** Lines of one shape kept verbatim before the rest are counted: as many as a folded run of evidence keeps. */
+export const GROUP_VERBATIM = EVIDENCE_HEAD;
 /** Shapes remembered; lines of further shapes are all kept verbatim (the caller's own budget bounds them). */
 const MAX_SHAPES = 256;
 
@@ -49,7 +49,7 @@ export class ShapeGroups {
    * new, and the caller places it where this line came.
    */
   add(text: string): ShapeGroup | null {
-    readShape(text, 0);
+    readShape(text);
     const key = shape.key;
     const after = this.previous;
     this.previous = key;
@@ -68,7 +68,7 @@ export class ShapeGroups {
     }
     // The line held as the last one becomes one of the folded lines; this one is held instead.
     this.fold(group);
-    readShape(text, 0);
+    readShape(text);
     group.last = text;
     group.count += 1;
     if (after !== key) group.runs += 1;
@@ -84,7 +84,7 @@ export class ShapeGroups {
 
   /** Adds the held last line's numbers to the group's slots. */
   private fold(group: ShapeGroup): void {
-    readShape(group.last, 0);
+    readShape(group.last);
     if (group.slots === null) group.slots = firstSlots();
     else addValues(group.slots);
   }

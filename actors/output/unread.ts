@@ -11,7 +11,7 @@
  */
 import type { SourceName } from "../../mailbox/constants.ts";
 import { incompleteSuffix, leadingContinuations } from "../../shared/utf8.ts";
-import { MiddleDigest } from "./middle-digest.ts";
+import { AS_PRINTED, MiddleDigest, type TextRender } from "./middle-digest.ts";
 
 export interface TakenText {
   /** Decoded text (raw: control characters are escaped later, where the text meets the model). */
@@ -33,8 +33,8 @@ const NEWLINE = 0x0a;
 export class UnreadOutput {
   readonly headBytes: number;
   readonly tailBytes: number;
-  /** What the omitted bytes' text goes through before the digest sees it (pipe text for pipes). */
-  private readonly middleText: (text: string) => string;
+  /** What a reader sees of the omitted bytes, which the digest writes (pipe text for pipes). */
+  private readonly middleText: TextRender;
   private head: Uint8Array | null = null;
   private headLength = 0;
   /** Bytes of the head a read shows once bytes are omitted: up to its last newline. */
@@ -46,7 +46,7 @@ export class UnreadOutput {
   private unread = 0;
   private total = 0;
 
-  constructor(headBytes: number, tailBytes: number, middleText: (text: string) => string = (text) => text) {
+  constructor(headBytes: number, tailBytes: number, middleText: TextRender = AS_PRINTED) {
     this.headBytes = headBytes;
     this.tailBytes = tailBytes;
     this.middleText = middleText;
@@ -100,14 +100,14 @@ export class UnreadOutput {
   private omit(bytes: Uint8Array): void {
     if (bytes.length === 0) return;
     if (this.middle === null) {
-      this.middle = new MiddleDigest();
+      this.middle = new MiddleDigest(this.middleText);
       const head = this.head ?? EMPTY;
       const newline = head.subarray(0, this.headLength).lastIndexOf(NEWLINE);
       // A head without a newline is one long line: it is cut on a character boundary instead.
       this.headShown = newline === -1 ? this.headLength - incompleteSuffix(head, this.headLength) : newline + 1;
-      this.middle.feedBytes(head.subarray(this.headShown, this.headLength), this.middleText);
+      this.middle.feedBytes(head.subarray(this.headShown, this.headLength));
     }
-    this.middle.feedBytes(bytes, this.middleText);
+    this.middle.feedBytes(bytes);
   }
 
   /**

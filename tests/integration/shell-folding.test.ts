@@ -1,6 +1,7 @@
 /**
  * Folded reads over real processes, pipes and PTYs: a long build's noise folds into a few lines while its result line
- * and last lines stay verbatim, an error printed in the middle of a long run survives the cut, every shown line is a
+ * and last lines stay verbatim, 10,000 errors of one shape read as their first and last ones and how many more there
+ * were, an error printed in the middle of a long run survives the cut, every shown line is a
  * whole line, `raw: true` gives the head and tail as printed, secrets are replaced before anything is folded, and the
  * log keeps every byte.
  */
@@ -39,6 +40,9 @@ afterEach(async () => {
 
 const BUILD = `i=1; while [ $i -le 2000 ]; do echo "[build] step $i/2000: compiled src/module_$i.ts in $(( (i * 37) % 90 + 3 )) ms"; i=$((i+1)); done; echo '__RESULT__ {"ok":true,"modules":2000}'`;
 const PLANTED = `seq 1 20000 | awk '{ if ($1 == 10000) print "ERROR: disk quota exceeded"; else print "noise " $1 " value=" ($1 * 7919) % 1000 }'`;
+const ERRORS = `seq 1 10000 | awk '{ printf "src/pkg_%d/file_%d.ts(%d,%d): error TS23%02d: Property p%d does not exist on type T%d.\\n", $1 % 97, ($1 * 7919) % 10007, ($1 * 31) % 400 + 1, ($1 * 17) % 80 + 1, $1 % 50, $1 % 1000, $1 % 100 }'; echo __FAILED__; exit 1`;
+const errorLine = (n: number): string =>
+  `src/pkg_${n % 97}/file_${(n * 7919) % 10007}.ts(${(n * 31) % 400 + 1},${(n * 17) % 80 + 1}): error TS23${String(n % 50).padStart(2, "0")}: Property p${n % 1000} does not exist on type T${n % 100}.`;
 const buildLines = Array.from({ length: 2000 }, (_, k) => `[build] step ${k + 1}/2000: compiled src/module_${k + 1}.ts in ${((k + 1) * 37) % 90 + 3} ms`);
 
 /** Runs `cmd` to its end in one exec_command (a long yield), as the model would. */
@@ -66,6 +70,17 @@ describe.each([
     expect(r.output.length).toBeLessThan(4_000);
     // The log keeps every byte the program wrote.
     expect(statSync(r.log_path!).size).toBe(r.output_bytes_total);
+  });
+
+  it("groups 10,000 errors of one shape: the first ones, how many more, the last ones and the failure line", async () => {
+    const r = await run(ERRORS, { tty });
+    const lines = r.output.split(/\r?\n/);
+    for (const n of [1, 2, 3, 10_000]) expect(lines).toContain(errorLine(n));
+    expect(lines.filter((line) => line !== "").at(-1)).toBe("__FAILED__");
+    // The digest's group counts the omitted errors in one fold.
+    expect(r.output).toMatch(/^⟪omitted \d+ lines/m);
+    expect(r.output).toMatch(/^⟪~×\d{4}⟫ src\/pkg_\{~\d+\.\.\d+\}\/file_\{~\d+\.\.\d+\}\.ts\(.*\): error TS\{~23\d\d\.\.23\d\d\}: Property p\{~\d+\.\.\d+\} does not exist on type T\{~\d+\.\.\d+\}\.$/m);
+    expect(r.output.length).toBeLessThan(4_000);
   });
 
   it("keeps an error printed in the middle of 20,000 noise lines, and says how much it left out", async () => {

@@ -1,18 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { MiddleDigest } from "../../actors/output/middle-digest.ts";
+import { MiddleDigest, type TextRender } from "../../actors/output/middle-digest.ts";
 import { foldRead } from "../../actors/output/model-read.ts";
-import { pipeText } from "../../actors/output/pipe-text.ts";
+import { PIPE_TEXT } from "../../actors/output/pipe-text.ts";
 import { UnreadOutput } from "../../actors/output/unread.ts";
 import { unfold } from "../fixtures/unfold.ts";
 
 const enc = new TextEncoder();
-const same = (text: string): string => text;
 
 /** Feeds `lines` to a digest in chunks of `chunk` bytes, cutting lines and characters anywhere. */
-function digestOf(lines: readonly string[], chunk: number): string[] {
-  const digest = new MiddleDigest();
+function digestOf(lines: readonly string[], chunk: number, render?: TextRender): string[] {
+  const digest = new MiddleDigest(render);
   const bytes = enc.encode(lines.map((line) => `${line}\n`).join(""));
-  for (let at = 0; at < bytes.length; at += chunk) digest.feedBytes(bytes.subarray(at, at + chunk), same);
+  for (let at = 0; at < bytes.length; at += chunk) digest.feedBytes(bytes.subarray(at, at + chunk));
   return digest.finish();
 }
 
@@ -42,12 +41,61 @@ describe("the digest of omitted output", () => {
     expect(digest).toContain("ERROR: disk quota exceeded");
   });
 
-  it("keeps the first evidence lines and, past its budget, their count and the last one", () => {
+  it("groups many error-like lines of one shape: the first three verbatim, one fold with the count, the last", () => {
+    const errors = Array.from(
+      { length: 10_000 },
+      (_, i) => `src/pkg_${i % 97}/file_${(i * 7919) % 10007}.ts(${(i * 31) % 400 + 1},${(i * 17) % 80 + 1}): error TS23${String(i % 50).padStart(2, "0")}: Property p${i % 1000} does not exist on type T${i % 100}.`,
+    );
+    for (const chunk of [13, 65_536]) {
+      const digest = digestOf(errors, chunk);
+      expect(digest.slice(1, -1)).toEqual([
+        ...errors.slice(0, 3),
+        "⟪~×9996⟫ src/pkg_{~0..96}/file_{~1..10006}.ts({~1..400},{~1..80}): error TS{~2300..2349}: Property p{~0..999} does not exist on type T{~0..99}.",
+        errors[9999],
+      ]);
+    }
+  });
+
+  it("keeps a verbatim line of every shape of error-like line, each shape's group beside it", () => {
     const lines = Array.from({ length: 100 }, (_, i) => `src/file_${i}.ts: error: unexpected token '${"x".repeat(i % 5)}'`);
     const digest = digestOf(lines, 512);
-    expect(digest.filter((line) => line.includes("error: unexpected"))).toHaveLength(21);
-    expect(digest).toContain("⟪80 more error-like lines; the last of them:⟫");
-    expect(digest.at(-2)).toBe(lines[99]);
+    // Three of each of the five shapes, then each shape's group: a fold of 16 and its last line.
+    expect(digest.slice(1, 16)).toEqual(lines.slice(0, 15));
+    // The shapes' lines were interleaved, not one run each: the folds are marked `~` though their numbers count evenly.
+    const groups = [0, 1, 2, 3, 4].flatMap((k) => [`⟪~×16⟫ src/file_{${15 + k}..${90 + k}..5}.ts: error: unexpected token '${"x".repeat(k)}'`, lines[95 + k]]);
+    expect(digest.slice(16, -1)).toEqual(groups);
+  });
+
+  it("keeps the first error-like lines of distinct shapes and, past its budget, their count and the last one", () => {
+    const lines = Array.from({ length: 100 }, (_, i) => `error: unexpected token '${"x".repeat(i)}'`);
+    const digest = digestOf(lines, 512);
+    expect(digest.slice(1, 21)).toEqual(lines.slice(0, 20));
+    expect(digest.slice(21, -1)).toEqual(["⟪80 more error-like lines; the last of them:⟫", lines[99]]);
+  });
+
+  it("writes what a reader sees: colour codes gone and carriage returns applied, the numbers where the text has them", () => {
+    const steps = Array.from({ length: 1000 }, (_, i) => `\u001b[32m✓\u001b[39m step ${i} \u001b[2m(${i % 7} ms)\u001b[22m`);
+    const lines = [...steps, "\u001b[31mERROR\u001b[39m: disk quota exceeded", "progress 10%\rprogress 100% done", "\u001b]0;title\u0007build done"];
+    for (const chunk of [1, 7, 4096]) {
+      const digest = digestOf(lines, chunk, PIPE_TEXT);
+      expect(digest.slice(1, -1)).toEqual(["⟪~×1000⟫ ✓ step {0..999} ({~0..6} ms)", "ERROR: disk quota exceeded", "progress 100% done", "build done"]);
+    }
+    const crlf = digestOf(Array.from({ length: 500 }, (_, i) => `step ${i}\r`), 64, PIPE_TEXT);
+    expect(crlf[1]).toBe("⟪×500⟫ step {0..499}");
+    const plain = Array.from({ length: 500 }, (_, i) => `step ${i}`);
+    const exact = digestOf(plain.map((line) => `\u001b[1m${line}\u001b[0m`), 100, PIPE_TEXT);
+    expect(exact[1]).toBe("⟪×500⟫ step {0..499}");
+    expect(unfold([exact[1] as string])).toEqual(plain);
+  });
+
+  it("takes a line longer than it holds in pieces, and counts it once", () => {
+    const lines = ["first", "y".repeat(200_000), "last"];
+    for (const chunk of [4096, 65_536]) {
+      const digest = digestOf(lines, chunk);
+      expect(digest[0]).toContain("omitted 3 lines (200012 bytes)");
+      expect(digest).toContain("first");
+      expect(digest).toContain("last");
+    }
   });
 
   it("counts lines of shapes past its budget together instead of listing them", () => {
@@ -62,7 +110,7 @@ describe("the digest of omitted output", () => {
 
 describe("a read over its budget", () => {
   it("cuts on line boundaries, folds its head and tail, keeps the last lines and the result line verbatim", () => {
-    const unread = new UnreadOutput(8192, 8192, pipeText);
+    const unread = new UnreadOutput(8192, 8192, PIPE_TEXT);
     const lines = Array.from({ length: 2000 }, (_, i) => `[build] step ${i + 1}/2000: compiled src/module_${i + 1}.ts in ${(i * 37) % 90 + 3} ms`);
     lines.push('__RESULT__ {"ok":true,"modules":2000}');
     for (const line of lines) unread.feed("stdout", enc.encode(`${line}\n`));
