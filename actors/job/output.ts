@@ -16,6 +16,7 @@ import type { JobSpec } from "../../mailbox/spec.ts";
 import type { MonitorEngine } from "../monitor/engine.ts";
 import type { Evidence } from "../../mailbox/evidence.ts";
 import type { MonitorOutcome } from "../../mailbox/monitor.ts";
+import { shownTailLines } from "../../shared/report-tail.ts";
 import { EvidenceScan } from "../output/evidence-scan.ts";
 import { countNewlines } from "../output/framing.ts";
 import { openLogWriter, type LogWriter } from "../output/log-writer.ts";
@@ -175,13 +176,13 @@ export class JobOutput {
   }
 
   /**
-   * The run's evidence, once its output has ended. A monitor that did not pass shows its last lines in its tail:
-   * the evidence leaves those out. Secrets are replaced in it as in every other text the job sends.
+   * The run's evidence, once its output has ended. A monitor that did not pass shows its last lines in its report
+   * (shared/report-tail.ts): the evidence leaves those out. Secrets are replaced in it as in every other text the job sends.
    */
   finalEvidence(monitor: MonitorOutcome | null): Evidence {
     this.evidence.finish();
     this.owner.cell.setEvidence(this.evidence.log.count);
-    const tailLines = monitor === null || monitor.status === "success" ? 0 : monitor.output.reduce((sum, line) => sum + line.count, 0);
+    const tailLines = monitor === null || monitor.status === "success" ? 0 : shownTailLines(monitor.output);
     const evidence = this.evidence.log.snapshot(tailLines === 0 ? Number.POSITIVE_INFINITY : this.evidence.lineCount - tailLines + 1);
     return this.redactor === null ? evidence : redactEvidence(this.redactor, evidence);
   }

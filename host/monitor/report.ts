@@ -9,7 +9,7 @@
  *   result=   capture.NAME=   capture_alias.OTHER=FIRST                the payload (or payload_encoding/payload_rle)
  *   expected=   exit_code=   signal=   reason=   timeout_ms=           why it did not pass
  *   evidence=[…]                                                       error-like lines of the whole run not in the tail
- *   output=[…]                                                         bounded diagnostic tail, folded exactly
+ *   output=[…]                                                         the tail's newest 40 lines, folded exactly
  *   next=                                                              the one next move, for runs that did not pass
  *
  * Choices the spec leaves to reading:
@@ -36,7 +36,8 @@
  */
 import type { DiagnosticLine, MonitorOutcome } from "../../mailbox/monitor.ts";
 import { NO_EVIDENCE, type Evidence } from "../../mailbox/evidence.ts";
-import { foldLines } from "../../shared/fold.ts";
+import { FOLD_MARK, foldLines } from "../../shared/fold.ts";
+import { shownTailEntries } from "../../shared/report-tail.ts";
 import { evidenceLines, firstError, REPORT_EVIDENCE } from "../evidence-text.ts";
 import type { LimitTrip } from "../../mailbox/result.ts";
 import { elapsed } from "../../ui/format.ts";
@@ -93,11 +94,17 @@ export function isValidSuccess(outcome: MonitorOutcome): boolean {
 /** The newest lines of a tail stay verbatim: what a command printed last is where a reader looks for the cause. */
 const TAIL_KEEP_LAST = 5;
 
-/** The tail's labelled lines, folded exactly; the matched line is evidence and stays verbatim. */
+/**
+ * The tail's newest labelled lines (shared/report-tail.ts), folded exactly; the matched line is evidence and stays
+ * verbatim. The lines before them are in the structured result, and their error-like ones in `evidence=`.
+ */
 function foldedTail(outcome: MonitorOutcome): string[] {
   const { matched } = outcome;
   const keep = matched === null ? undefined : (line: string) => line.endsWith(`] ${matched}`);
-  return foldLines(outcome.output.map(labelOutputLine), { mode: "exact", keepLast: TAIL_KEEP_LAST, ...(keep ? { keep } : {}) }).lines;
+  const shown = outcome.output.slice(outcome.output.length - shownTailEntries(outcome.output));
+  const earlier = outcome.output.slice(0, outcome.output.length - shown.length).reduce((sum, line) => sum + line.count, 0);
+  const lines = foldLines(shown.map(labelOutputLine), { mode: "exact", keepLast: TAIL_KEEP_LAST, ...(keep ? { keep } : {}) }).lines;
+  return earlier === 0 ? lines : [`${FOLD_MARK}${earlier} earlier lines: the structured result's output⟫`, ...lines];
 }
 
 /** `[stderr] text`, with repeats and display clipping stated in the label so the text itself stays verbatim. */
