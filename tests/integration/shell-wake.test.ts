@@ -48,7 +48,7 @@ async function start(cmd: string, onExit: "wake" | "none" = "wake", call = direc
 }
 
 describe("wake on exit", () => {
-  it("batches three completions within a second into one wake with metadata only", async () => {
+  it("batches three completions within a second into one wake, each with its last lines", async () => {
     // The default batching window (1 s quiet, 3 s at most).
     service.state = createShellState();
     service.state.onCompletion = () => wakes.schedule();
@@ -65,7 +65,9 @@ describe("wake on exit", () => {
     await new Promise((resolve) => setTimeout(resolve, 2000));
     expect(sent).toHaveLength(1);
     expect(sent[0]!.map((c) => c.sessionId)).toEqual(ids);
-    expect(JSON.stringify(sent[0])).not.toContain("SECRET");
+    // A wake says how each job ended and shows its last lines (and evidence, had it printed any); nothing more.
+    expect(sent[0]!.map((c) => c.lastLines)).toEqual(["SECRET_A", "SECRET_B", "SECRET_C"]);
+    expect(sent[0]!.map((c) => c.evidence.count)).toEqual([0, 0, 0]);
     // The output is still collectable after the wake.
     const r = await service.writeStdin({ session_id: ids[0]!, yield_time_ms: 0 }, direct());
     expect(r.output).toBe("SECRET_A\n");
