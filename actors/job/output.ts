@@ -144,7 +144,7 @@ export class JobOutput {
     if (this.engine && source !== "pty") this.engine.push(source, chunk);
     this.window.feed(source, chunk, lines);
     const seen = this.evidence.log.count;
-    this.evidence.feed(source, chunk);
+    this.evidence.feed(source, chunk, lines);
     if (this.evidence.log.count !== seen) cell.setEvidence(this.evidence.log.count);
     if (this.unread) {
       this.unread.feed(source, chunk);

@@ -10,7 +10,7 @@ import { Buffer } from "node:buffer";
 import type { SourceName } from "../../mailbox/constants.ts";
 import { isEvidence } from "../../shared/evidence.ts";
 import { EvidenceLog } from "./evidence-log.ts";
-import { readShapeBytes, shape } from "./line-shape.ts";
+import { readKeyBytes, shape } from "./line-shape.ts";
 import { plainLine } from "./pipe-text.ts";
 
 /** Shapes whose verdict is remembered; past them, lines of new shapes are decoded and tested one by one. */
@@ -18,19 +18,21 @@ const MAX_VERDICTS = 4_096;
 /** A line still unfinished past this many bytes is taken as it stands (a flood with no newline). */
 const MAX_OPEN_LINE_BYTES = 64 * 1024;
 
-/** The newest plain line, kept undecoded: it is read only if the next line is error-like (a header). */
-interface Previous {
-  bytes: Uint8Array;
-  start: number;
-  end: number;
-}
-
 export class EvidenceScan {
   readonly log = new EvidenceLog();
   private lines = 0;
   private readonly open = new Map<SourceName, Uint8Array[]>();
-  private previous: Previous | null = null;
+  /**
+   * The newest plain line, kept undecoded as where it lies (no object per line): it is read only if the next line is
+   * error-like (a header). `previousBytes` is null when there is none.
+   */
+  private previousBytes: Uint8Array | null = null;
+  private previousStart = 0;
+  private previousEnd = 0;
   private readonly verdicts = new Map<number, boolean>();
+  /** The verdict of the last line's shape: a flood's lines mostly share one, and a Map look-up per line shows. */
+  private lastKey = -1;
+  private lastVerdict = false;
   private readonly decoder = new TextDecoder();
 
   /** Whole lines read so far: the last one's number in the log. */
@@ -38,8 +40,8 @@ export class EvidenceScan {
     return this.lines;
   }
 
-  /** Raw bytes of one source, in the order they reach the log. */
-  feed(source: SourceName, chunk: Uint8Array): void {
+  /** Raw bytes of one source, in the order they reach the log; `newlines` of them are line ends (counted already). */
+  feed(source: SourceName, chunk: Uint8Array, newlines: number): void {
     let at = 0;
     const pieces = this.open.get(source);
     if (pieces !== undefined) {
@@ -54,9 +56,19 @@ export class EvidenceScan {
       this.whole(Buffer.concat(pieces));
       at = lf + 1;
     }
+    // Lines of digits and punctuation alone (a counter, a table of figures) cannot be error-like: every evidence shape
+    // needs a letter or a mark such as `✗`. Such a stretch costs a word-wise look and a newline count.
+    const whole = chunk.lastIndexOf(10) + 1;
+    if (whole > at && !this.log.open && letterless(chunk, at, whole)) {
+      // Every newline of the chunk but the one that ended an unfinished line lies in the stretch.
+      this.lines += at > 0 ? newlines - 1 : newlines;
+      this.previousBytes = null;
+      this.lastKey = -1;
+      at = whole;
+    }
     let tried = false;
     while (at < chunk.length) {
-      const end = readShapeBytes(chunk, at, chunk.length);
+      const end = readKeyBytes(chunk, at, chunk.length);
       if (end === chunk.length) {
         this.open.set(source, [chunk.slice(at)]);
         break;
@@ -74,8 +86,11 @@ export class EvidenceScan {
       at = next;
     }
     // The previous line may lie in a chunk the process's reader reuses: keep a copy of it.
-    const previous = this.previous;
-    if (previous !== null && previous.bytes === chunk) this.previous = { bytes: chunk.slice(previous.start, previous.end), start: 0, end: previous.end - previous.start };
+    if (this.previousBytes === chunk) {
+      this.previousBytes = chunk.slice(this.previousStart, this.previousEnd);
+      this.previousEnd -= this.previousStart;
+      this.previousStart = 0;
+    }
   }
 
   /** The end of the output: every unfinished line is a whole one. */
@@ -91,7 +106,7 @@ export class EvidenceScan {
 
   /** A line put together from the pieces it arrived in. */
   private whole(line: Uint8Array): void {
-    readShapeBytes(line, 0, line.length);
+    readKeyBytes(line, 0, line.length);
     this.line(line, 0, line.length);
   }
 
@@ -109,27 +124,61 @@ export class EvidenceScan {
   private line(bytes: Uint8Array, start: number, end: number): boolean {
     this.lines += 1;
     const key = shape.key;
-    let verdict = this.verdicts.get(key);
     let text: string | null = null;
-    if (verdict === undefined) {
-      text = this.text(bytes, start, end);
-      verdict = isEvidence(text);
-      if (this.verdicts.size < MAX_VERDICTS) this.verdicts.set(key, verdict);
+    let verdict = this.lastVerdict;
+    if (key !== this.lastKey) {
+      const known = this.verdicts.get(key);
+      if (known === undefined) {
+        text = this.text(bytes, start, end);
+        verdict = isEvidence(text);
+        if (this.verdicts.size < MAX_VERDICTS) this.verdicts.set(key, verdict);
+      } else {
+        verdict = known;
+      }
+      this.lastKey = key;
+      this.lastVerdict = verdict;
     }
     if (verdict) {
-      const previous = this.previous;
-      const before = previous === null ? null : this.text(previous.bytes, previous.start, previous.end);
-      this.previous = null;
+      const previous = this.previousBytes;
+      const before = previous === null ? null : this.text(previous, this.previousStart, this.previousEnd);
+      this.previousBytes = null;
       this.log.evidence(this.lines, text ?? this.text(bytes, start, end), before);
       return false;
     }
     const open = this.log.open;
     if (open) this.log.plain(this.lines, text ?? this.text(bytes, start, end));
-    this.previous = this.log.open ? null : { bytes, start, end };
+    if (this.log.open) {
+      this.previousBytes = null;
+    } else {
+      this.previousBytes = bytes;
+      this.previousStart = start;
+      this.previousEnd = end;
+    }
     return !open;
   }
 
   private text(bytes: Uint8Array, start: number, end: number): string {
     return plainLine(this.decoder.decode(bytes.subarray(start, end)));
   }
+}
+
+/** Bits 6 and 7 of each byte of a word, as an Int32. */
+const HIGH_BITS = 0xc0c0c0c0 | 0;
+
+/** Every byte of `bytes[from, to)` is below 0x40 (digits, punctuation, spaces, line ends): read four at a time. */
+function letterless(bytes: Uint8Array, from: number, to: number): boolean {
+  let at = from;
+  const aligned = Math.min(to, from + ((4 - ((bytes.byteOffset + from) & 3)) & 3));
+  for (; at < aligned; at += 1) if ((bytes[at] as number) >= 0x40) return false;
+  const words = (to - at) >>> 2;
+  if (words > 0) {
+    // Int32, not Uint32: a word over 2^31 read from a Uint32Array is no longer a small integer.
+    const view = new Int32Array(bytes.buffer, bytes.byteOffset + at, words);
+    let seen = 0;
+    for (let i = 0; i < words; i += 1) seen |= view[i] as number;
+    if ((seen & HIGH_BITS) !== 0) return false;
+    at += words * 4;
+  }
+  for (; at < to; at += 1) if ((bytes[at] as number) >= 0x40) return false;
+  return true;
 }

@@ -67,6 +67,43 @@ export function readShapeBytes(bytes: Uint8Array, start: number, end: number): n
   return i;
 }
 
+/**
+ * Only the key of the line's shape, for a reader that needs nothing else (the evidence scan, which sees every byte of
+ * every job): the same hashes as `readShapeBytes` without reading the numbers' values, so about half its cost.
+ * Returns where it stopped, the key in `shape.key`; the slots are left as they were.
+ */
+export function readKeyBytes(bytes: Uint8Array, start: number, end: number): number {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  let runs = 0;
+  let inRun = false;
+  let i = start;
+  for (; i < end; i += 1) {
+    const c = bytes[i] as number;
+    if (c === 10) break;
+    if (c >= 48 && c <= 57) {
+      inRun = true;
+      continue;
+    }
+    if (inRun) {
+      // A digit run counts as one mark, whatever its digits.
+      inRun = false;
+      runs += 1;
+      h1 = Math.imul(h1 ^ 0x30, 0x01000193);
+      h2 = Math.imul(h2 ^ 0x30, 0x5bd1e995);
+    }
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+  }
+  if (inRun) {
+    runs += 1;
+    h1 = Math.imul(h1 ^ 0x30, 0x01000193);
+    h2 = Math.imul(h2 ^ 0x30, 0x5bd1e995);
+  }
+  shape.key = (h1 >>> 6) * 0x4000000 + (h2 >>> 6) + Math.min(runs, 1023) / 1024;
+  return i;
+}
+
 const encoder = new TextEncoder();
 /** Where `readShape` encodes a line; grown to the longest line seen (the callers bound their lines). */
 let scratch = new Uint8Array(1024);

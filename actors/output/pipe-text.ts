@@ -32,6 +32,9 @@ export function pipeText(text: string): string {
   return plain.split("\n").map(overwrite).join("\n");
 }
 
+/** What `plainLine` changes: ESC, the 8-bit CSI and OSC, a carriage return. */
+const NEEDS_RENDERING = /[\u001b\u009b\u009d\r]/;
+
 // Every other escape sequence: CSI (cursor moves, erases, modes), two-byte ESC sequences, and the 8-bit CSI.
 const OTHER_ESCAPES = /\u001b\[[0-?]*[ -/]*[@-~]|\u009b[0-?]*[ -/]*[@-~]|\u001b[@-Z\\-_]/g;
 
@@ -41,6 +44,8 @@ const OTHER_ESCAPES = /\u001b\[[0-?]*[ -/]*[@-~]|\u009b[0-?]*[ -/]*[@-~]|\u001b[
  * a cursor movement has nothing left to move.
  */
 export function plainLine(line: string): string {
+  // Most lines hold none of it: one scan, no copy (a monitor renders every line its tail keeps, per chunk).
+  if (!NEEDS_RENDERING.test(line)) return line;
   const text = pipeText(line);
   return text.includes("\u001b") || text.includes("\u009b") ? text.replace(OTHER_ESCAPES, "") : text;
 }

@@ -12,7 +12,10 @@ const enc = new TextEncoder();
 function evidenceOf(text: string, chunk = 4096, source: "stdout" | "stderr" = "stdout"): Evidence {
   const scan = new EvidenceScan();
   const bytes = enc.encode(text);
-  for (let at = 0; at < bytes.length; at += chunk) scan.feed(source, bytes.subarray(at, at + chunk));
+  for (let at = 0; at < bytes.length; at += chunk) {
+    const piece = bytes.subarray(at, at + chunk);
+    scan.feed(source, piece, piece.filter((byte) => byte === 10).length);
+  }
   scan.finish();
   return scan.log.snapshot();
 }
@@ -118,6 +121,14 @@ describe("a job's evidence", () => {
     const flood = `${"a".repeat(99)}\n`.repeat(20_000);
     const evidence = evidenceOf(`${flood}Segmentation fault (core dumped)\n`, 65_536);
     expect(all(evidence)).toEqual(["20001: Segmentation fault (core dumped)"]);
+  });
+
+  it("reads a stretch of digits and punctuation word by word, and still numbers the error after it right", () => {
+    const counter = Array.from({ length: 5000 }, (_, i) => `${i + 1}, ${(i * 7) % 13}.5`);
+    for (const chunk of [1, 7, 4096, 65_536]) {
+      const evidence = evidenceOf(`${counter.join("\n")}\nError: disk full\n    at write (/app/io.js:3:9)\n`, chunk);
+      expect(all(evidence), `chunks of ${chunk}`).toEqual(["5001: Error: disk full", "5002:     at write (/app/io.js:3:9)"]);
+    }
   });
 
   it("past 20 blocks and its budget, says how many more there were and shows the last one", () => {
