@@ -4,6 +4,7 @@
  * in one call). For `npm run tokens` (bench/tokens.ts); `node bench/job-outputs.ts` prints the texts' token counts as
  * JSON, which is how the figures before folding were taken from the commit before it.
  */
+import { withoutMatched } from "../host/evidence-text.ts";
 import { tmpdir } from "node:os";
 import { pathToFileURL } from "node:url";
 import { buildReport } from "../host/monitor/report.ts";
@@ -55,7 +56,7 @@ export async function jobOutputs(): Promise<JobOutput[]> {
           monitorId: `monitor_${index + 1}`,
           description: workload.name,
           outcome: result.monitor,
-          evidence: result.evidence,
+          evidence: withoutMatched(result.evidence, result.monitor.matched),
           logPath: result.log.path,
           elapsedMs: result.elapsedMs,
           timeoutMs,

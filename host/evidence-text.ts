@@ -40,6 +40,16 @@ export function evidenceLines(evidence: Evidence, budget: EvidenceBudget): strin
   return out;
 }
 
+/**
+ * The evidence without the block that is only the contract's matched line: the report shows that line already
+ * (`result=`, a capture or `matched=`), as the sentinel `__RESULT__ {"warnings":0}` that looks like a warning.
+ */
+export function withoutMatched(evidence: Evidence, matched: string | null): Evidence {
+  if (matched === null) return evidence;
+  const blocks = evidence.blocks.filter((block) => !(block.lines.length === 1 && block.headline === matched));
+  return blocks.length === evidence.blocks.length ? evidence : { ...evidence, blocks };
+}
+
 /** Where the first error is, for a `next=` step: `line 6: f101.c:2:14: error: 'undefined_symbol' undeclared…`. */
 export function firstError(evidence: Evidence): string | null {
   const first = evidence.blocks[0];

@@ -182,7 +182,7 @@ export class JobOutput {
   finalEvidence(monitor: MonitorOutcome | null): Evidence {
     this.evidence.finish();
     this.owner.cell.setEvidence(this.evidence.log.count);
-    const tailLines = monitor === null || monitor.status === "success" ? 0 : shownTailLines(monitor.output);
+    const tailLines = monitor === null || monitor.status === "success" ? 0 : shownTailLines(monitor.output, monitor.matched);
     const evidence = this.evidence.log.snapshot(tailLines === 0 ? Number.POSITIVE_INFINITY : this.evidence.lineCount - tailLines + 1);
     return this.redactor === null ? evidence : redactEvidence(this.redactor, evidence);
   }

@@ -34,10 +34,9 @@
  *   (host/evidence-text.ts). It is there for every status, a success included, and only when there is some, so a
  *   clean success does not grow; `next=` then names the first of them.
  */
-import type { DiagnosticLine, MonitorOutcome } from "../../mailbox/monitor.ts";
+import type { MonitorOutcome } from "../../mailbox/monitor.ts";
 import { NO_EVIDENCE, type Evidence } from "../../mailbox/evidence.ts";
-import { FOLD_MARK, foldLines } from "../../shared/fold.ts";
-import { shownTailEntries } from "../../shared/report-tail.ts";
+import { reportTail } from "../../shared/report-tail.ts";
 import { evidenceLines, firstError, REPORT_EVIDENCE } from "../evidence-text.ts";
 import type { LimitTrip } from "../../mailbox/result.ts";
 import { elapsed } from "../../ui/format.ts";
@@ -89,29 +88,6 @@ export const formatElapsed: (elapsedMs: number) => string = elapsed;
  */
 export function isValidSuccess(outcome: MonitorOutcome): boolean {
   return outcome.status === "success" && outcome.resultParseError === null && !outcome.capturesTruncated;
-}
-
-/** The newest lines of a tail stay verbatim: what a command printed last is where a reader looks for the cause. */
-const TAIL_KEEP_LAST = 5;
-
-/**
- * The tail's newest labelled lines (shared/report-tail.ts), folded exactly; the matched line is evidence and stays
- * verbatim. The lines before them are in the structured result, and their error-like ones in `evidence=`.
- */
-function foldedTail(outcome: MonitorOutcome): string[] {
-  const { matched } = outcome;
-  const keep = matched === null ? undefined : (line: string) => line.endsWith(`] ${matched}`);
-  const shown = outcome.output.slice(outcome.output.length - shownTailEntries(outcome.output));
-  const earlier = outcome.output.slice(0, outcome.output.length - shown.length).reduce((sum, line) => sum + line.count, 0);
-  const lines = foldLines(shown.map(labelOutputLine), { mode: "exact", keepLast: TAIL_KEEP_LAST, ...(keep ? { keep } : {}) }).lines;
-  return earlier === 0 ? lines : [`${FOLD_MARK}${earlier} earlier lines: the structured result's output⟫`, ...lines];
-}
-
-/** `[stderr] text`, with repeats and display clipping stated in the label so the text itself stays verbatim. */
-export function labelOutputLine(line: DiagnosticLine): string {
-  const count = line.count > 1 ? ` ×${line.count}` : "";
-  const clipped = line.clipped ? " clipped" : "";
-  return `[${line.source}${count}${clipped}] ${line.text}`;
 }
 
 /** The process ended because the monitor ended it, so its exit code or signal says nothing about the command. */
@@ -272,7 +248,7 @@ export function buildReport(input: ReportInput): string {
   if (outcome.status === "timeout") lines.push(`timeout_ms=${input.timeoutMs}`);
   lines.push(...evidenceField(input.evidence));
   if (outcome.status !== "success" && outcome.output.length > 0) {
-    lines.push(`output=${escapeJson(foldedTail(outcome))}`);
+    lines.push(`output=${escapeJson(reportTail(outcome.output, outcome.matched))}`);
   }
   const next = nextStep(outcome, input.evidence, input.logPath ?? null);
   if (next !== null) lines.push(`next=${next}`);

@@ -16,6 +16,7 @@ import type { ActorResult } from "../../mailbox/result.ts";
 import type { MonitorOutcome } from "../../mailbox/monitor.ts";
 import type { JobEnded, JobHandle, JobRuntime, StopRequester } from "../runtime/api.ts";
 import { buildReport, structuredResult, type TerminalFacts } from "./report.ts";
+import { withoutMatched } from "../evidence-text.ts";
 import { readWatchdog } from "../config.ts";
 import { runawayFigures, usageFields } from "../runtime/usage-line.ts";
 import { escapeText } from "../safety/escape.ts";
@@ -170,6 +171,7 @@ export function createMonitorService(): MonitorService {
   function onEnded(record: MonitorRecord, ended: JobEnded): FinalReport {
     const { result } = ended;
     const outcome = result.monitor ?? supervisorOutcome(record.request, result);
+    const evidence = withoutMatched(result.evidence, outcome.matched);
     const facts: TerminalFacts = {
       monitorId: record.monitorId,
       description: record.description,
@@ -179,7 +181,7 @@ export function createMonitorService(): MonitorService {
       startedAt: result.startedAt,
       completedAt: Date.now(),
       ...(result.limit !== undefined ? { limit: result.limit } : {}),
-      evidence: result.evidence,
+      evidence,
     };
     const base = {
       monitorId: record.monitorId,
@@ -190,7 +192,7 @@ export function createMonitorService(): MonitorService {
       compact: record.request.compact,
       expected: record.request.resultPattern,
       limit: result.limit ?? null,
-      evidence: result.evidence,
+      evidence,
       logPath: result.log.path,
     };
     const final: FinalReport = {

@@ -11,7 +11,7 @@ import { evidenceLines, LINE_EVIDENCE } from "../evidence-text.ts";
 import { oneLine } from "../safety/escape.ts";
 import { COMMAND_PREVIEW_CHARS } from "../shell/limits.ts";
 import type { ProcessResult, SessionEntryView } from "../shell/result.ts";
-import { labelOutputLine } from "../monitor/report.ts";
+import { labelOutputLine } from "../../shared/report-tail.ts";
 import type { MonitorTerminalResult } from "../monitor/schemas.ts";
 import { elapsed } from "../../ui/format.ts";
 import type { Collected, Verdict, WaitJobLine } from "./result.ts";

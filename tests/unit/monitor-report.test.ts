@@ -6,7 +6,6 @@ import {
   buildAcknowledgement,
   buildReport,
   formatElapsed,
-  labelOutputLine,
   payloadLines,
   runningResult,
   structuredResult,
@@ -16,6 +15,7 @@ import { decodeRle, parseRle, RLE_ENCODING_LINE } from "../../host/monitor/rle.t
 import { MonitorStartOutput } from "../../host/monitor/schemas.ts";
 import { outcome } from "../fixtures/monitor-outcomes.ts";
 import { NO_EVIDENCE, type Evidence } from "../../mailbox/evidence.ts";
+import { labelOutputLine, reportTail, shownTailLines } from "../../shared/report-tail.ts";
 import { convertsEach } from "../fixtures/converts-each.ts";
 
 const out = (source: DiagnosticLine["source"], text: string, count = 1, clipped = false): DiagnosticLine => ({
@@ -513,5 +513,22 @@ describe("structured results", () => {
       outcome: outcome({ status: "failure", exitCode: 1, output: [out("stdout", "\u001b[31mred")] }),
     });
     expect(value.result.output[0]?.text).toBe("\u001b[31mred");
+  });
+});
+
+describe("the tail a report shows", () => {
+  const distinct = Array.from({ length: 100 }, (_, i) => out("stdout", `handled order ${i} for ${["ada", "eve", "bob", "kim"][i % 4]} ratio ${(i * 7919) % 1000}.${i % 7}`));
+  const counter = Array.from({ length: 100 }, (_, i) => out("stdout", `step ${i + 1}: ok`));
+
+  it("keeps the newest 40 lines of a tail that does not fold, and says how many came before", () => {
+    const shown = reportTail(distinct, null);
+    expect(shown[0]).toBe("⟪60 earlier lines: the structured result's output⟫");
+    expect(shown.slice(-5)).toEqual(distinct.slice(-5).map(labelOutputLine));
+    expect(shownTailLines(distinct, null)).toBe(40);
+  });
+
+  it("keeps a tail whole when it folds well", () => {
+    expect(reportTail(counter, null)).toEqual(["[stdout] step 1: ok", "⟪×94⟫ [stdout] step {2..95}: ok", ...counter.slice(-5).map(labelOutputLine)]);
+    expect(shownTailLines(counter, null)).toBe(100);
   });
 });
