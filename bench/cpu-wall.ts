@@ -8,7 +8,13 @@ import { round } from "./shared.ts";
 export interface CpuWall {
   jobs: number;
   wallMs: number;
+  /** Every thread of this process plus its children (the spawner and the jobs' processes). */
   cpuMs: number;
+  /**
+   * This process's own threads only (Pi's thread and the actor threads; for the plain spawns, the parent that spawns):
+   * what a job costs the process it runs in, apart from the fork and the command.
+   */
+  ownCpuMs: number;
 }
 
 /** The fields of /proc/<pid>/stat after the command name, or null. */
@@ -44,6 +50,7 @@ export function cpuMs(): number {
 /** Runs `count` tasks, `concurrency` at a time; wall and CPU of the whole. */
 export async function cpuWall(count: number, concurrency: number, run: () => Promise<void>): Promise<CpuWall> {
   const cpuBefore = cpuMs();
+  const ownBefore = process.cpuUsage();
   const began = performance.now();
   let next = 0;
   const lane = async () => {
@@ -53,5 +60,7 @@ export async function cpuWall(count: number, concurrency: number, run: () => Pro
     }
   };
   await Promise.all(Array.from({ length: concurrency }, lane));
-  return { jobs: count, wallMs: round(performance.now() - began), cpuMs: round(cpuMs() - cpuBefore) };
+  const wallMs = round(performance.now() - began);
+  const own = process.cpuUsage(ownBefore);
+  return { jobs: count, wallMs, cpuMs: round(cpuMs() - cpuBefore), ownCpuMs: round((own.user + own.system) / 1000) };
 }

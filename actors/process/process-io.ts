@@ -104,23 +104,42 @@ function resolveExecutable(name: string, env: Readonly<Record<string, string>>):
   return null;
 }
 
-export async function spawnProcess(request: SpawnRequest): Promise<ProcessIo> {
-  checkSpawnable(request);
-  if (request.io.kind === "pty") return spawnPty(request, request.io);
-  if (request.spawner !== undefined) {
-    const outcome = await spawnThroughSpawner(request.spawner, {
-      shell: request.shell,
-      command: request.command,
-      cwd: request.cwd,
-      env: jobEnv(request),
-      stdin: request.io.stdin,
-      tag: request.tag,
-    });
-    if (outcome.kind === "spawned") return outcome.io;
-    if (outcome.kind === "failed") throw new SpawnError(`could not start ${request.shell}: ${outcome.message}`);
-    // The spawner did not answer: this thread forks the process itself, as it would without one.
+/**
+ * Starts the job's process. `requested` runs exactly once, before any of the process's output can be read and also
+ * when the spawn fails: through the spawner, once the request is out and the spawner is forking (work done there costs
+ * the start nothing); otherwise before the fork.
+ */
+export async function spawnProcess(request: SpawnRequest, requested: () => void = () => {}): Promise<ProcessIo> {
+  let pending: (() => void) | null = requested;
+  const once = () => {
+    const run = pending;
+    pending = null;
+    run?.();
+  };
+  try {
+    checkSpawnable(request);
+    if (request.io.kind === "pty") {
+      once();
+      return await spawnPty(request, request.io);
+    }
+    if (request.spawner !== undefined) {
+      const outcome = await spawnThroughSpawner(request.spawner, {
+        shell: request.shell,
+        command: request.command,
+        cwd: request.cwd,
+        env: jobEnv(request),
+        stdin: request.io.stdin,
+        tag: request.tag,
+      }, once);
+      if (outcome.kind === "spawned") return outcome.io;
+      if (outcome.kind === "failed") throw new SpawnError(`could not start ${request.shell}: ${outcome.message}`);
+      // The spawner did not answer: this thread forks the process itself, as it would without one.
+    }
+    once();
+    return await spawnPipes(request, request.io.stdin);
+  } finally {
+    once();
   }
-  return spawnPipes(request, request.io.stdin);
 }
 
 /** Forks a pipe job's process on this thread: only where the spawner is off or gone, so loaded only then. */

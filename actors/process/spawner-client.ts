@@ -78,8 +78,11 @@ function spawnId(): string {
   return `${threadId}.${spawns}`;
 }
 
-/** Starts the job's process through the spawner listening at `path`. */
-export async function spawnThroughSpawner(path: string, job: SpawnerJob): Promise<SpawnerOutcome> {
+/**
+ * Starts the job's process through the spawner listening at `path`. `requested` runs once every connection has said
+ * its first line, while the spawner assembles the request and forks (not when the spawner did not answer).
+ */
+export async function spawnThroughSpawner(path: string, job: SpawnerJob, requested: () => void = () => {}): Promise<SpawnerOutcome> {
   const request: SpawnRequest = {
     // Unique in the session; it need not be secret, the socket is in a directory only this user can enter.
     spawn: spawnId(),
@@ -135,6 +138,7 @@ export async function spawnThroughSpawner(path: string, job: SpawnerJob): Promis
     if (pid !== null && exit === null) void untilGone(pid).then(() => reportExit(null, null));
   });
 
+  requested();
   const answered = await answer;
   if (answered === null || "error" in answered) {
     for (const socket of [control, ...streams.values()]) socket.destroy();

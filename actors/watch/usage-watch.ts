@@ -25,6 +25,9 @@ export const LIMIT_SAMPLE_MS = 250;
  */
 export const ALLOCATED_PROBE_MS = 5_000;
 
+/** When a job's first sample is taken, after its spawn (see the constructor). */
+export const FIRST_SAMPLE_MS = 50;
+
 const CPU_FIELDS = ["utime", "stime", "cutime", "cstime"] as const;
 
 export interface UsageWatchOptions {
@@ -52,7 +55,7 @@ export class UsageWatch {
   /** Start time of each member when it was found: a pid whose start time changed is another process. */
   private readonly starts = new Map<number, number>();
   private readonly timer: ReturnType<typeof setInterval> | null;
-  private first: ReturnType<typeof setImmediate> | null = null;
+  private first: ReturnType<typeof setTimeout> | null = null;
   private tripped = false;
 
   constructor(options: UsageWatchOptions) {
@@ -71,17 +74,19 @@ export class UsageWatch {
     const cadence = options.limits === null ? USAGE_SAMPLE_MS : LIMIT_SAMPLE_MS;
     this.timer = setInterval(() => this.sample(), Math.min(cadence, options.everyMs ?? cadence));
     this.timer.unref();
-    // The first sample (a scan for the tag) waits for the actor's start path to finish: the job's output is wired
-    // first, and a short job's first output is not held up by it.
-    this.first = setImmediate(() => {
+    // The first sample (a scan for the tag) waits FIRST_SAMPLE_MS: a short command (`ls`, `echo`, `git status`) is
+    // over by then and never pays for it (its result then has no usage figures, as one sampled only while forking),
+    // and a job that runs on has its figures almost at once (docs/benchmarks.md, "Where a short job's time goes").
+    this.first = setTimeout(() => {
       this.first = null;
       this.sample();
-    });
+    }, FIRST_SAMPLE_MS);
+    this.first.unref();
   }
 
   dispose(): void {
     if (this.timer !== null) clearInterval(this.timer);
-    if (this.first !== null) clearImmediate(this.first);
+    if (this.first !== null) clearTimeout(this.first);
   }
 
   /** One sample: read the tree, publish its figures, judge them. */
