@@ -21,7 +21,7 @@ import { ExecCommandParams } from "../host/shell/params.ts";
 import { WAIT_JOBS_TOOL } from "../host/wait/params.ts";
 import { WAIT_JOBS_SNIPPET } from "../host/wait/install.ts";
 import { allDeclarations, allEight, allGuidance, allGuidanceRows, allToolRows } from "./standing-cost.ts";
-import { realToolRows, realToolsMarkdown } from "./real-tools.ts";
+import { MEASURED_PATHS, realToolRows, realToolsMarkdown } from "./real-tools.ts";
 
 // ── Fixed cost: declarations and guidance ───────────────────────────────────────────────────────────────────────
 
@@ -240,8 +240,14 @@ const jobRows = (await jobOutputs()).map((output, i) => {
     text: output.exec,
   };
 });
-// Real tools with planted failures: facts and tokens per path (not a target yet: the evidence work is measured by it).
+// Real tools with planted failures: facts and tokens per path.
 const realTools = await realToolRows();
+const realReal = realTools.filter((row) => !row.name.includes("(synthetic)"));
+const synthetic = realTools.find((row) => row.name.includes("(synthetic)"));
+if (synthetic === undefined) throw new Error("bench/real-tools.ts: the synthetic workload is missing");
+const factsMissing = realTools.reduce((sum, row) => sum + MEASURED_PATHS.reduce((n, path) => n + row.paths[path].missing.length, 0), 0);
+const escapesShown = realTools.reduce((sum, row) => sum + MEASURED_PATHS.filter((path) => row.paths[path].escapes).length, 0);
+const worstMonitorShare = Math.max(...realReal.map((row) => row.paths.monitor_start.tokens / row.paths.exec_command.tokens));
 const [buildJob, diagnosticsJob, stepsJob, plantedJob] = jobRows;
 if (!buildJob || !diagnosticsJob || !stepsJob || !plantedJob) throw new Error("bench/job-outputs.ts: a workload is missing");
 const hasLine = (text: string, line: string): boolean => text.split("\n").includes(line);
@@ -276,6 +282,11 @@ const targets: [string, number, number][] = [
   ["monitor, 10,000 diagnostics (tokens)", diagnosticsJob.monitor ?? Infinity, 2_000],
   ["monitor, noisy success (tokens; no growth)", buildJob.monitor ?? Infinity, buildJob.monitorBefore ?? 0],
   ["exec_command, planted error run: whole result (characters)", plantedJob.execChars, 8_000],
+  ["real tools: facts missing from any path's text", factsMissing, 0],
+  ["real tools: texts with an escape sequence (coloured output included)", escapesShown, 0],
+  ["real tools: the monitor's tokens over exec_command's, worst tool (per cent)", Math.round(worstMonitorShare * 100), 120],
+  ["10,000 compiler errors of one shape: exec_command (tokens)", synthetic.paths.exec_command.tokens, 2_500],
+  ["10,000 compiler errors of one shape: monitor (tokens)", synthetic.paths.monitor_start.tokens, 2_000],
 ];
 /** What must be in the text, verbatim, whatever its size. */
 const verbatim: [string, boolean][] = [
