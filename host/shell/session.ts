@@ -4,8 +4,8 @@
  * object (no class) so that it carries over /reload unchanged and any instance can read it. It keeps no copy of the
  * job's state: every answer reads the job once (readSession) and derives what it says from that reading.
  */
-import { lastLines, SUCCESS_LINES, WAKE_FAILURE_LINES } from "../last-lines.ts";
 import { join } from "node:path";
+import { lastLines, SUCCESS_LINES, WAKE_FAILURE_LINES } from "../last-lines.ts";
 import type { JobEnded, JobFigures, JobHandle, JobState, StartStage } from "../runtime/api.ts";
 import type { ProcessResult } from "./result.ts";
 import { deriveSupervision, describeEnding, type Supervision } from "./supervision.ts";

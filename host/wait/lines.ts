@@ -17,7 +17,6 @@ import { elapsed } from "../../ui/format.ts";
 import type { Collected, Verdict, WaitJobLine } from "./result.ts";
 import type { UsageFields } from "../runtime/usage-line.ts";
 
-
 export function shellVerdict(r: { status: string; exit_code?: number | null }): Verdict {
   if (r.status === "running" || r.status === "starting") return "running";
   if (r.status === "stopped") return "stopped";
