@@ -39,25 +39,30 @@ export function isEvidence(line: string): boolean {
 
 /**
  * Lines that belong to the error line before them, so that an error reaches the model with what explains it: lines
- * indented deeper than that error line (traceback frames, Java's `\tat …`, a compiler's code frame and notes,
- * vitest's `→` and `❯` lines), and at any indentation a code frame's gutter (`12 | code`, `   |     ^~~`), caret and
- * tilde lines, rustc's `-->` and `= note`, pytest's `>` and `E ` lines, a `- Expected` / `+ Received` diff, Java's
- * `Caused by:` and `... 12 more`, gcc's `file:line: note:`. A line only as deep as the error line is its neighbour,
- * not part of it: vitest indents every test's line by one space. Tested only on the lines that follow an error line.
+ * indented at least two columns deeper than that error line (traceback frames, Java's `\tat …`, a compiler's code
+ * frame and notes, vitest's `→` and `❯` lines), and at any indentation a code frame's gutter (`12 | code`,
+ * `   |     ^~~`), caret and tilde lines, rustc's `-->` and `= note`, pytest's `>` and `E ` lines, a `- Expected` /
+ * `+ Received` diff, Java's `Caused by:` and `... 12 more`, gcc's `file:line: note:`. A line one column deeper is a
+ * neighbour, not part of it: vitest indents every test's line by one space, and a Node warning at column 0 must not
+ * take them all. Tested only on the lines that follow an error line.
  */
 const CONTINUATION = /^(?:\d+ *[|│]|[|│^~>❯→]|-->|= |E {2,}|[-+](?: |$|\S)|Caused by:|\.\.\. \d+ more|\S+:\d+(?::\d+)?: note:)/;
 
-/** Leading spaces and tabs of a line. */
+/** The columns of a line's leading spaces and tabs (a tab counts as four). */
 export function indentOf(line: string): number {
-  let i = 0;
-  while (line.charCodeAt(i) === 32 || line.charCodeAt(i) === 9) i += 1;
-  return i;
+  let columns = 0;
+  for (let i = 0; ; i += 1) {
+    const c = line.charCodeAt(i);
+    if (c === 32) columns += 1;
+    else if (c === 9) columns += 4;
+    else return columns;
+  }
 }
 
-/** `line` belongs to an error line indented `indent` deep. */
+/** `line` belongs to an error line indented `indent` columns deep. */
 export function isContinuation(line: string, indent: number): boolean {
   const own = indentOf(line);
-  return own > indent || CONTINUATION.test(line.slice(own));
+  return own >= indent + 2 || CONTINUATION.test(line.trimStart());
 }
 
 /**

@@ -85,9 +85,10 @@ export class EvidenceLog {
     readShape(text);
     const key = shape.key;
     const current = this.current;
-    // Another kind of error line right after one (a traceback's final exception, `Caused by:`) belongs to its block;
-    // the same kind again (the next compiler error) opens a block of its own, which can then be grouped.
-    if (current !== null && current.block !== null && current.key !== key) {
+    // Another kind of error line right after one (a traceback's final exception, `Caused by:`) belongs to its block
+    // while the block is short; the same kind again (the next compiler error), or any error line after a long block,
+    // opens a block of its own, so that no error is lost among a block's skipped lines.
+    if (current !== null && current.block !== null && current.key !== key && current.block.head.length < BLOCK_HEAD) {
       this.closeGap(current.block);
       this.append(current.block, { no, text: clip(text) });
       return;

@@ -76,6 +76,23 @@ describe("a job's evidence", () => {
     ]);
   });
 
+  it("a warning at column 0 does not take vitest's one-space lines after it, nor hide a failure among them", () => {
+    const lines = [
+      "(node:10726) Warning: The 'NO_COLOR' env is ignored due to the 'FORCE_COLOR' env being set.",
+      "(Use `node --trace-warnings ...` to show where the warning was created)",
+      ...Array.from({ length: 40 }, (_, i) => ` ✓ carts.test.mjs > carts > case ${i} 0ms`),
+      " × carts.test.mjs > carts > test_planted_3 1ms",
+      "   → Cannot read properties of undefined (reading 'price')",
+      " ✓ carts.test.mjs > carts > case 41 0ms",
+    ];
+    expect(all(evidenceOf(lines.map((line) => `${line}\n`).join("")))).toEqual([
+      `1: ${lines[0]}`,
+      `2: ${lines[1]}`,
+      `43: ${lines[42]}`,
+      `44: ${lines[43]}`,
+    ]);
+  });
+
   it("keeps a traceback whole, with the log line before it and its final exception, in a run of thousands of lines", () => {
     const lines: string[] = [];
     for (let i = 0; i < 6000; i++) {
