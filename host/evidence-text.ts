@@ -17,7 +17,7 @@ export interface EvidenceBudget {
 /** A monitor's report: the first 20 blocks and 4 KiB. */
 export const REPORT_EVIDENCE: EvidenceBudget = { chars: 4096, blocks: 20 };
 /** A job's line in wait_jobs or a wake: a few blocks (three failing tests, each with its cause). */
-export const LINE_EVIDENCE: EvidenceBudget = { chars: 2400, blocks: 8 };
+export const LINE_EVIDENCE: EvidenceBudget = { chars: 3200, blocks: 12 };
 
 /** The evidence's lines as shown within `budget`; empty when the run printed nothing error-like. */
 export function evidenceLines(evidence: Evidence, budget: EvidenceBudget): string[] {

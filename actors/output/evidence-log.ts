@@ -43,7 +43,7 @@ interface Block {
   tail: Line[];
   /** Lines between head and tail, not kept. */
   skipped: number;
-  /** The opening error line's indentation: deeper lines belong to it. */
+  /** The indentation of its least indented error line: lines two columns deeper belong to it. */
   indent: number;
   /**
    * Up to MAX_GAP lines after the last one that do not belong to it (blank lines, a test's heading): they join the
@@ -91,6 +91,9 @@ export class EvidenceLog {
     if (current !== null && current.block !== null && current.key !== key && current.block.head.length < BLOCK_HEAD) {
       this.closeGap(current.block);
       this.append(current.block, { no, text: clip(text) });
+      // What belongs to the block is measured from its least indented error line: vitest's ` FAIL …` at column 1,
+      // then `AssertionError: …` at 0 and its diff at 2.
+      current.block.indent = Math.min(current.block.indent, indentOf(text));
       return;
     }
     this.openBlock(no, clip(text), key, before);

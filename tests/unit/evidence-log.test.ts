@@ -93,6 +93,32 @@ describe("a job's evidence", () => {
     ]);
   });
 
+  it("keeps vitest's failure whole: its diff and its location, indented from the error line at column 0", () => {
+    const lines = [
+      " FAIL  users.test.mjs > users > test_planted_2",
+      "AssertionError: expected { id: 7, name: 'eve' } to deeply equal { id: 7, name: 'ada' }",
+      "",
+      "- Expected",
+      "+ Received",
+      "",
+      "  {",
+      '    "id": 7,',
+      '-   "name": "ada",',
+      '+   "name": "eve",',
+      "  }",
+      "",
+      " ❯ users.test.mjs:160:18",
+      "    160|     expect(user).toEqual({ id: 7, name: \"ada\" });",
+      "       |                  ^",
+      "",
+      "⎯⎯⎯⎯⎯⎯⎯⎯[3/3]⎯",
+    ];
+    const shown = all(evidenceOf(lines.map((line) => `${line}\n`).join("")));
+    expect(shown).toContain('10: +   "name": "eve",');
+    expect(shown).toContain("13:  ❯ users.test.mjs:160:18");
+    expect(shown.at(-1)).toBe("15:        |                  ^");
+  });
+
   it("keeps a traceback whole, with the log line before it and its final exception, in a run of thousands of lines", () => {
     const lines: string[] = [];
     for (let i = 0; i < 6000; i++) {
