@@ -104,6 +104,85 @@ export function readKeyBytes(bytes: Uint8Array, start: number, end: number): num
   return i;
 }
 
+/** A skeleton's mark for a digit run. */
+const RUN = -1;
+
+/**
+ * The skeleton of the line in `bytes[start, end)` (no newline in it): its bytes with each digit run as one mark. Two
+ * lines have the same skeleton exactly when they have the same shape, so a line can be tested against a shape by
+ * comparing it with the skeleton, without hashing it.
+ */
+export function skeletonOf(bytes: Uint8Array, start: number, end: number): Int16Array {
+  const marks: number[] = [];
+  for (let i = start; i < end; i += 1) {
+    const c = bytes[i] as number;
+    if (!isDigit(c)) marks.push(c);
+    else if (i === start || !isDigit(bytes[i - 1] as number)) marks.push(RUN);
+  }
+  return Int16Array.from(marks);
+}
+
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+
+/** How many lines the last `readRun` took. */
+export const run = { lines: 0 };
+
+/**
+ * The hot path of a flood: reads, from `from`, the whole lines of `bytes[from, to)` that have the shape `skeleton`
+ * describes, adding each one's numbers to `slots` (that shape's) as `addValues` does; stops at the first line of
+ * another shape or without its newline before `to`. Returns where it stopped (a line's start), the count in
+ * `run.lines`. One comparison per byte instead of a hash, and no look-up per line.
+ */
+export function readRun(bytes: Uint8Array, from: number, to: number, skeleton: Int16Array, slots: Slot[]): number {
+  const marks = skeleton.length;
+  const { values, digits: widths, padded } = shape;
+  let lines = 0;
+  let start = from;
+  let i = from;
+  let k = 0;
+  let count = 0;
+  while (i < to) {
+    const c = bytes[i] as number;
+    if (k === marks) {
+      if (c !== 10) break;
+      // A whole line of this shape: its numbers are counted only now, so a line that turns out to differ adds none.
+      addValues(slots);
+      lines += 1;
+      i += 1;
+      start = i;
+      k = 0;
+      count = 0;
+      continue;
+    }
+    const mark = skeleton[k] as number;
+    if (mark !== RUN) {
+      if (c !== mark) break;
+      i += 1;
+      k += 1;
+      continue;
+    }
+    let digit = c - 48;
+    if (digit < 0 || digit > 9) break;
+    const first = i;
+    let value = digit;
+    for (i += 1; i < to; i += 1) {
+      digit = (bytes[i] as number) - 48;
+      if (digit < 0 || digit > 9) break;
+      value = value * 10 + digit;
+    }
+    if (count < MAX_SLOTS) {
+      const digits = i - first;
+      values[count] = value;
+      widths[count] = digits > 255 ? 255 : digits;
+      padded[count] = c === 48 && digits > 1 ? 1 : 0;
+    }
+    count += 1;
+    k += 1;
+  }
+  run.lines = lines;
+  return start;
+}
+
 const encoder = new TextEncoder();
 /** Where `readShape` encodes a line; grown to the longest line seen (the callers bound their lines). */
 let scratch = new Uint8Array(1024);
@@ -155,17 +234,21 @@ export function firstSlots(): Slot[] {
 
 /** Adds the values of the line in `shape` (of the same shape) to `slots`. */
 export function addValues(slots: Slot[]): void {
+  const { values, digits, padded } = shape;
   for (let i = 0; i < slots.length; i += 1) {
     const slot = slots[i] as Slot;
-    if ((shape.digits[i] as number) > 15) slot.huge = true;
-    const value = shape.values[i] as number;
-    if ((shape.digits[i] as number) !== slot.width) slot.width = -1;
-    if (isPadded(i)) slot.padded = true;
+    const value = values[i] as number;
+    const width = digits[i] as number;
+    if (width !== slot.width) {
+      slot.width = -1;
+      if (width > 15) slot.huge = true;
+    }
+    if (padded[i] === 1) slot.padded = true;
     const step = value - slot.last;
     if (slot.step === null) slot.step = step;
     else if (step !== slot.step) slot.even = false;
     if (value < slot.min) slot.min = value;
-    if (value > slot.max) slot.max = value;
+    else if (value > slot.max) slot.max = value;
     slot.last = value;
   }
 }

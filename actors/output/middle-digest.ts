@@ -6,7 +6,8 @@
  * leaves the tail, in time linear in the bytes and in bounded memory: per shape, its first line and a few numbers.
  *
  * It reads bytes, not text. A line's shape is read from its bytes (actors/output/line-shape.ts), so a line of a shape
- * seen before costs a hash and a count; only a line of a new shape, or an error-like line, is decoded. What the digest
+ * seen before costs a hash and a count, and a line of the same shape as the one before it (most lines of a flood) a
+ * comparison with that shape's skeleton; only a line of a new shape, or an error-like line, is decoded. What the digest
  * writes is what a reader sees: each piece of whole lines is rendered before its shapes are read, on its bytes where
  * `render` can (for pipes: as they are, or without their colour codes), else decoded, rendered and encoded again (OSC
  * strings, `\r` overwrites: rare in a flood), so that examples, numbers and error-like lines are the rendered text's.
@@ -21,7 +22,7 @@
  */
 import { isEvidence } from "../../shared/evidence.ts";
 import { DIGEST_END, digestHeading, FOLD_MARK, verbatimLine } from "../../shared/fold.ts";
-import { addValues, firstSlots, readShape, readShapeBytes, shape, templateLine, type Slot } from "./line-shape.ts";
+import { addValues, firstSlots, readRun, readShape, readShapeBytes, run, shape, skeletonOf, templateLine, type Slot } from "./line-shape.ts";
 import { ShapeGroups, type ShapeGroup } from "./shape-groups.ts";
 
 /** Distinct shapes kept; lines of further shapes are counted together. */
@@ -47,6 +48,8 @@ interface Template {
   /** Times a line of this shape followed a line of another: 1 means one contiguous run. */
   runs: number;
   slots: Slot[];
+  /** The shape as bytes, once a line of it was read from bytes: later lines are compared with it (`readRun`). */
+  skeleton: Int16Array | null;
 }
 
 /** What a shape that is not a template is: error-like, or past the template budget. */
@@ -186,15 +189,19 @@ export class MiddleDigest {
     let start = from;
     let lines = 0;
     while (start < to) {
+      const previous = this.previous;
+      if (previous?.skeleton) {
+        // Lines of the previous line's shape (most lines of a flood): compared with it, their numbers counted.
+        start = readRun(bytes, start, to, previous.skeleton, previous.slots);
+        previous.count += run.lines;
+        lines += run.lines;
+        if (start >= to) break;
+      }
       const end = readShapeBytes(bytes, start, to);
       lines += 1;
-      const previous = this.previous;
-      if (previous !== null && previous.key === shape.key) {
-        previous.count += 1;
-        addValues(previous.slots);
-      } else {
-        this.line(bytes, start, end);
-      }
+      this.line(bytes, start, end);
+      const template = this.previous;
+      if (template !== null && template.skeleton === null) template.skeleton = skeletonOf(bytes, start, end);
       start = end + 1;
     }
     this.lines += lines;
@@ -228,7 +235,7 @@ export class MiddleDigest {
       this.remember(key, EVIDENCE);
       this.evidenceLine(text);
     } else if (this.templates < MAX_TEMPLATES) {
-      const template: Template = { key, example: clip(text), clipped: text.length > MAX_LINE_CHARS, count: 0, runs: 0, slots: firstSlots() };
+      const template: Template = { key, example: clip(text), clipped: text.length > MAX_LINE_CHARS, count: 0, runs: 0, slots: firstSlots(), skeleton: null };
       this.verdicts.set(key, template);
       this.templates += 1;
       this.items.push({ kind: "template", template });
