@@ -8,7 +8,7 @@
  *
  * The pool runs `runJob` as one long task; the task resolves only after the exit message is posted, and for a
  * PTY only from a setImmediate after node-pty reported the exit, because ending a thread that still has a live
- * or just-exited PTY can abort the whole process (docs/decisions.md, "Never terminate a thread that owns a PTY").
+ * or just-exited PTY can abort the whole process (docs/decisions/never-terminate.md).
  */
 import type { MessagePort } from "node:worker_threads";
 import { JobCellWriter } from "../../mailbox/cell.ts";
@@ -41,7 +41,7 @@ class JobActor {
   readonly spec: JobSpec;
   /**
    * Never checked here: the host's end of the data port checks every message in both directions, and the spec before
-   * the job starts, while compiling the checks would cost each new thread ~0.4 s of CPU in a checkout (docs/decisions.md).
+   * the job starts, while compiling the checks would cost each new thread ~0.4 s of CPU in a checkout (docs/decisions/mailbox-checks.md).
    */
   readonly mailbox: TypedPort<ActorToHost, HostToActor>;
   readonly cell: JobCellWriter;
@@ -169,7 +169,7 @@ class JobActor {
   }
 
   /**
-   * A thread that owns a PTY must never die with it (docs/decisions.md): an unexpected exception here stops the group,
+   * A thread that owns a PTY must never die with it (docs/decisions/never-terminate.md): an unexpected exception here stops the group,
    * waits for the terminal's exit like any stop, and reports the crash, instead of tearing the thread down.
    */
   private containCrashes(): (error: Error) => void {

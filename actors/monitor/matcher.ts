@@ -270,7 +270,7 @@ function createSandboxMatcher(resultPattern: string, failurePattern: string | nu
 
   // The sandbox holds only two compiled regexes, never a PTY or a process, so it may be ended in the middle of a
   // match; but never while it still loads its modules, which can abort the whole process
-  // (docs/decisions.md, "Never terminate a thread that is still loading its modules"). An end asked for before it
+  // (docs/decisions/never-terminate.md). An end asked for before it
   // says it is ready happens then.
   let life: "loading" | "loaded" | "exited" = "loading";
   let endWhenLoaded = false;

@@ -1,7 +1,7 @@
 /**
  * The actor's side of the spawner (spawner/spawner.ts): a pipe job's process started by the session's small spawner
  * process instead of by this thread, so that its fork does not copy Pi's whole memory
- * (docs/decisions.md, "Jobs are forked by a small spawner process"). The actor connects one socket per stream the
+ * (docs/decisions/spawner.md). The actor connects one socket per stream the
  * child gets and one control socket; the child's stdio are those sockets themselves, so its bytes come straight
  * here, exactly as from a child this thread spawned.
  */

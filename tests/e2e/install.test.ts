@@ -165,7 +165,7 @@ describe("pi install ./path of a checkout", () => {
   test("real Pi runs a monitor to success and a PTY job, with the checkout's workers", async () => {
     const { own } = expectWorkersFrom(await runJobs(agentDir), REPO_ROOT, REPO_ROOT);
     // Even where TypeBox is at hand, worker threads leave the schema checks to the host's end of the mailbox, which
-    // checks every message in both directions (docs/decisions.md): a thread never compiles them.
+    // checks every message in both directions (docs/decisions/mailbox-checks.md): a thread never compiles them.
     expect(own).not.toContain("mailbox/check.ts");
   }, RUN_TIMEOUT_MS);
 });
