@@ -12,7 +12,7 @@ import { LineReader, line, onThisClock, parseReply, type Hello, type SpawnReques
 import { signalTagged, taggedProcesses } from "../../shared/job-tag.ts";
 import { pipeIo } from "./pipe-io.ts";
 import { waitGroupGone } from "../../shared/process-group.ts";
-import type { ProcessIo } from "./process-io.ts";
+import type { ProcessIo } from "./io.ts";
 
 /**
  * How long a job tries to reach the spawner (it listened when the job started, but may have ended since) before this

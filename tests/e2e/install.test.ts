@@ -246,7 +246,7 @@ describe("pi install npm: of the packed tarball", () => {
     const devOnly = new Set(
       ["check", "spec", "output", "result", "messages", "control", "monitor", "nullable", "evidence"].map((name) => `dist/mailbox/${name}.js`),
     );
-    const graph = productionGraph(installed.pkgDir, ["dist/actors/thread/cached-entry.cjs", "dist/actors/thread/actor-thread.cjs", "dist/actors/job/actor.js", "dist/actors/monitor/regex-sandbox.js"]);
+    const graph = productionGraph(installed.pkgDir, ["dist/actors/thread/cached-entry.cjs", "dist/actors/thread/actor-thread.cjs", "dist/actors/job/actor.js", "dist/actors/match/regex-sandbox.js"]);
     for (const file of devOnly) expect(graph.has(file), `${file} is reachable from a worker entry`).toBe(false);
     const problems = (await unresolvedImports(installed.pkgDir)).filter((problem) => !devOnly.has(problem.file));
     expect(problems).toEqual([]);
