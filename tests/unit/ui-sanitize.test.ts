@@ -10,7 +10,7 @@ import { resultBandLines, startBandLines } from "../../ui/bands.ts";
 import { initialState } from "../../ui/console-state.ts";
 import { renderConsole } from "../../ui/console-view.ts";
 import { renderFields } from "../../ui/fields.ts";
-import { sanitizeBlock, sanitizeInline } from "../../ui/sanitize.ts";
+import { sanitizeBlock, sanitizeInline } from "../../shared/sanitize.ts";
 import { renderPicker } from "../../ui/sessions-picker.ts";
 import { PLAIN_THEME } from "../fixtures/plain-theme.ts";
 import { monitorJob, snapshotOf, START, terminalResult } from "../fixtures/ui-snapshots.ts";
