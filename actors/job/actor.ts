@@ -42,7 +42,8 @@ class JobActor {
   readonly spec: JobSpec;
   /**
    * Never checked here: the host's end of the data port checks every message in both directions, and the spec before
-   * the job starts, while compiling the checks would cost each new thread ~0.4 s of CPU in a checkout (docs/decisions/mailbox-checks.md).
+   * the job starts, while compiling the checks would cost each new thread ~0.4 s of CPU in a checkout
+   * (docs/decisions/mailbox-checks.md).
    */
   readonly mailbox: TypedPort<ActorToHost, HostToActor>;
   readonly cell: JobCellWriter;
@@ -170,7 +171,8 @@ class JobActor {
   }
 
   /**
-   * A thread that owns a PTY must never die with it (docs/decisions/never-terminate.md): an unexpected exception here stops the group,
+   * A thread that owns a PTY must never die with it (docs/decisions/never-terminate.md): an unexpected exception here
+   * stops the group,
    * waits for the terminal's exit like any stop, and reports the crash, instead of tearing the thread down.
    */
   private containCrashes(): (error: Error) => void {

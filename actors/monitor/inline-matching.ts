@@ -4,7 +4,8 @@
  * is framed: nothing waits, the pipes are never paused, and the engine's steps need no flushing.
  *
  * Because nothing waits, lines no pattern can match need not be framed at all: every match of a pattern begins with
- * a literal (`requiredPrefix`, actors/match/pattern.ts), and `quietLines` (quiet-lines.ts) skips lines that hold none of them.
+ * a literal (`requiredPrefix`, actors/match/pattern.ts), and `quietLines` (quiet-lines.ts) skips lines that hold none
+ * of them.
  */
 import type { MonitorContract } from "../../mailbox/monitor.ts";
 import type { LineMatching, MatchingHost } from "./line-matching.ts";

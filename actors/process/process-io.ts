@@ -244,7 +244,8 @@ const LEFTOVER_READ_LIMIT = 256 * 1024;
  * kernel worker): the read that saw the hang-up may have found only part of it. And when a descendant keeps the
  * terminal open, node-pty destroys the socket 200 ms after the exit whether or not its thread has polled since. So
  * every close first reads what is left, synchronously, while the descriptor is still open: a read of a hung-up
- * terminal waits for the kernel's pending output, then fails with EIO once there is none. See docs/decisions/last-words.md.
+ * terminal waits for the kernel's pending output, then fails with EIO once there is none. See
+ * docs/decisions/last-words.md.
  */
 function readLeftoversBeforeClose(term: unknown, deliver: (chunk: Uint8Array) => void): void {
   const { fd, _socket: socket } = term as UnixTerminalInternals;

@@ -260,7 +260,8 @@ export function createActorPool(options: {
     }
   };
   /**
-   * A new thread's start costs tens of milliseconds of CPU (docs/decisions/thread-boots.md); on two cores, started in the same
+   * A new thread's start costs tens of milliseconds of CPU (docs/decisions/thread-boots.md); on two cores, started in
+   * the same
    * moment as the job that took the last idle thread, it competes with that job's own start. So the top-up waits
    * until the job has had time to spawn, and the starts of one burst share one top-up, which waits on until no job
    * waits for a thread and none is loading: booted in the middle of a burst, the warm threads' boots would share the
