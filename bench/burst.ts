@@ -1,6 +1,6 @@
 /**
  * Starts under load: whether a batch of jobs that keep the machine busy all get started, and whether Pi's thread stays
- * smooth while CPU-bound jobs run (docs/decisions.md, "Jobs share one scheduling group").
+ * smooth while CPU-bound jobs run (docs/decisions/scheduling-group.md).
  *
  * - The floor: 64 empty worker threads started at once by a bare Node process, on the idle machine, in the same run:
  *   what any design that gives each job a thread pays at least. Beside it, what such a design pays at least with

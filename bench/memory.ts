@@ -7,7 +7,7 @@
  * so the thread each actor runs on counts against it; the two idle warm threads are reported separately. Beside RSS,
  * the same difference in private memory (Linux: Private_Clean + Private_Dirty of /proc/self/smaps_rollup): RSS counts a
  * page once per mapping, and V8 maps the same 2 MiB of Node's built-in code into every thread's isolate, pages that
- * exist once in memory (docs/decisions.md, "Thread memory: the floor is Node's worker"). The
+ * exist once in memory (docs/decisions/thread-per-job.md). The
  * checkout (workers loaded from TypeScript source) and the installed copy (compiled workers, bench/copy.ts) are
  * measured apart: every thread that strips types carries the stripper with it.
  *
@@ -26,7 +26,7 @@ const ACTORS = repetitions(32, 8);
 const WARM = 2;
 /**
  * The memory target per idle actor, below what an empty Node worker costs
- * (docs/decisions.md, "Thread memory: the floor is Node's worker").
+ * (docs/decisions/thread-per-job.md).
  */
 export const PER_ACTOR_TARGET_BYTES = 8 * 1024 * 1024;
 

@@ -35,7 +35,7 @@ export const STOP_CPU_MS = 30;
  * longest stretch without a turn, in milliseconds. The main thread waits there for locks the threads hold: a thread
  * posting to a port holds the receiving port's lock while it wakes the receiver, and a woken main thread that took its
  * core then waits until that lowered thread runs again; page faults and heap teardowns hold the memory-map lock
- * (docs/decisions.md, "Many stops at once: Pi's thread waits on locks its actor threads hold").
+ * (docs/decisions/stops-in-process.md).
  */
 export function stopFloorMs(): Promise<number> {
   const script = `

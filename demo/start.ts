@@ -1,7 +1,7 @@
 /**
  * `npm start`: Pi with pi-jobs loaded, its worker threads and spawner running the JavaScript compiled into dist/ as an
  * installed copy's do, compiled first when their sources changed since the last build
- * (docs/decisions.md, "npm start runs the compiled workers"); PI_JOBS_WORKERS, when set, chooses instead.
+ * (docs/decisions/npm-start.md); PI_JOBS_WORKERS, when set, chooses instead.
  *
  * With model credentials (a provider API key in the environment, or Pi's own auth/models files), Pi starts as usual
  * with the user's models. Without any, it starts the bundled demo model, a clearly labelled scripted tour, so a

@@ -7,7 +7,6 @@
 import { totalmem } from "node:os";
 import type { WatchdogSpec } from "../mailbox/spec.ts";
 import { readSwitch, WORKERS_SWITCH, type Env, type SwitchNames } from "../shared/config.ts";
-import { MIN_EMPTY_POLL_MS } from "./shell/limits.ts";
 
 /** Each switch's name, then its aliases. */
 export const SWITCHES = {
@@ -47,6 +46,12 @@ export function checkMessagesForced(env: Env): boolean | null {
   const raw = readSwitch(env, SWITCHES.checkMessages)?.raw;
   return raw === "1" ? true : raw === "0" ? false : null;
 }
+
+/**
+ * Empty polls of a shell job that are not explicit immediate reads wait at least this long (and this long when
+ * omitted); the operator's cap on them is never below it.
+ */
+export const MIN_EMPTY_POLL_MS = 5_000;
 
 export type EmptyPollCap = { ok: true; capMs: number | null } | { ok: false; error: string };
 

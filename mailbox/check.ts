@@ -1,5 +1,6 @@
 /**
- * Compiled schema checks for the mailbox boundary, used in development and tests (docs/decisions.md). Only the host
+ * Compiled schema checks for the mailbox boundary, used in development and tests (docs/decisions/mailbox-checks.md).
+ * Only the host
  * loads them: its end of the data port checks both directions, so worker code never needs TypeBox.
  */
 import type { TSchema } from "typebox";

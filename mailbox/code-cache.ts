@@ -1,8 +1,8 @@
 /**
  * The actor threads' shared V8 code cache: one SharedArrayBuffer the pool makes and hands every thread it starts. The
  * first compiled thread to have started a job's process leaves in it what V8 compiled of the actor's bundle by then,
- * and every later thread compiles the bundle from it (actors/thread/cached-entry.ts; docs/decisions.md,
- * "Threads made after a job compile from its thread's code"). Written once: the state word moves `empty` → `writing` →
+ * and every later thread compiles the bundle from it (actors/thread/cached-entry.ts; docs/decisions/code-cache.md).
+ * Written once: the state word moves `empty` → `writing` →
  * `ready` (or `unused`), and only the thread whose compare-and-swap took it out of `empty` writes.
  *
  * V8 checks that a cache comes from its own version and flags, but of the source only its length; so the cache also

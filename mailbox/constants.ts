@@ -1,7 +1,7 @@
 /**
  * The protocol's plain values. They live apart from the schemas so that worker code can use them without loading
  * TypeBox: an installed copy of pi-jobs runs its actors on plain Node, where Pi's own copy of TypeBox is not
- * reachable, and checks are off there anyway (docs/decisions.md).
+ * reachable, and checks are off there anyway (docs/decisions/mailbox-checks.md).
  */
 
 import type { MonitorOutcome } from "./monitor.ts";

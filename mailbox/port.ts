@@ -1,7 +1,8 @@
 /**
  * A typed wrapper over a MessagePort. Types are checked at compile time; in development and tests every message
  * is also checked against its schema at the boundary, so a malformed message fails loudly where it crosses
- * instead of corrupting state on the other side (docs/decisions.md records why production skips the check).
+ * instead of corrupting state on the other side (docs/decisions/mailbox-checks.md records why production skips the
+ * check).
  */
 import type { MessagePort, Transferable } from "node:worker_threads";
 import type { Checker } from "./check.ts";

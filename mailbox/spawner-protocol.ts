@@ -1,7 +1,7 @@
 /**
  * The protocol between a job actor and the session's spawner (spawner/spawner.ts), the small process that starts a
  * pipe job's process so that the fork copies a small process instead of Pi's
- * (docs/decisions.md, "Jobs are forked by a small spawner process").
+ * (docs/decisions/spawner.md).
  *
  * An actor opens one connection per stream the child gets (stdout, stderr and, when piped, stdin) and one control
  * connection, all to the spawner's Unix socket. The first line on each names the spawn it belongs to (a random id)

@@ -1,6 +1,6 @@
 /**
  * `npm run build`: the JavaScript that worker threads and the spawner run where Node strips no types (under
- * node_modules), and that `npm start` runs in a checkout (docs/decisions.md, "npm start runs the compiled workers").
+ * node_modules), and that `npm start` runs in a checkout (docs/decisions/npm-start.md).
  *
  * Two esbuild passes, well under a second together:
  * 1. every source file of actors/, mailbox/, shared/ and spawner/ to dist/ with the same relative layout, one output
@@ -10,7 +10,7 @@
  * 2. the job actor's thread entry bundled into one CommonJS file, dist/actors/thread/actor-thread.cjs (the entry has no
  *    pass-1 output). Every thread loads its entry when it starts, and resolving, reading and compiling ~20 modules was
  *    a good part of what a thread costs beyond Node's own worker start; piscina loads the entry with require(), which
- *    loads CommonJS without starting the thread's ES module loader (docs/decisions.md, "A lean worker entry").
+ *    loads CommonJS without starting the thread's ES module loader (docs/decisions/bundled-entry.md).
  *    Packages stay external, resolved from the installed package (node-pty is native), except comlink: every thread
  *    runs it, and inside the bundle it compiles from the shared code cache with the rest. A module a thread loads only
  *    on demand stays a separate file (its pass-1 output), so that what it imports is still loaded only then: the

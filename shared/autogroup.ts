@@ -4,7 +4,7 @@
  * session second: a session's threads together weigh what one nice-0 thread does, whatever their own nice values.
  * Pi's whole process — its thread and every actor thread — is one session; each job that starts a session of its own
  * is one more. With N busy job sessions Pi's process gets about 1/(N+1) of the CPU, and starting the next job (a
- * thread boot, ~120 ms of CPU) took seconds (docs/decisions.md, "Jobs share one scheduling group").
+ * thread boot, ~120 ms of CPU) took seconds (docs/decisions/scheduling-group.md).
  *
  * A session's nice value is written to `/proc/<pid>/autogroup` by the process's owner; values 0…19 need no privilege,
  * in either direction. Without CAP_SYS_ADMIN the kernel takes at most one such write every 100 ms, machine-wide, and
@@ -18,7 +18,7 @@ import { statFields, statNumber } from "./proc-stat.ts";
 /**
  * The nice value of the jobs' session (the spawner's, which every pipe job it starts shares) while Pi's process is
  * starting jobs: the jobs together then yield to it, and it boots threads as fast as on an idle machine. Otherwise the
- * session runs at nice 0 and weighs what any other session does (docs/decisions.md, "Jobs share one scheduling group").
+ * session runs at nice 0 and weighs what any other session does (docs/decisions/scheduling-group.md).
  */
 export const STARTING_SESSION_NICE = 10;
 

@@ -16,7 +16,7 @@ type Listener = Parameters<Comlink.Endpoint["addEventListener"]>[1];
  * handed; a listener added with `addEventListener` would make Node build a `MessageEvent` for each message, and the
  * first one in a thread loads that class with Node's whole fetch implementation: 28–48 ms of CPU in a fresh thread.
  * Every actor paid it at its first control call, mostly its stop, so 64 jobs stopped together paid it 64 times at once
- * (docs/decisions.md, "comlink for the control plane only"). The port is closed by its owners
+ * (docs/decisions/comlink.md). The port is closed by its owners
  * (host/runtime/actor-link.ts, actors/job/actor.ts), not by comlink.
  */
 export function createNodeEndpoint(port: MessagePort): Comlink.Endpoint {

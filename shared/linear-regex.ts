@@ -1,7 +1,7 @@
 /**
  * V8's linear-time regex engine: a pattern compiled with the `l` flag cannot backtrack catastrophically, whatever the
  * input. The tools use it to tell the model whether its pattern will run inline (host/monitor/schemas.ts,
- * host/shell/ready-params.ts); the actors use it to run patterns on their own thread (actors/monitor/matcher.ts).
+ * host/tools/ready.ts); the actors use it to run patterns on their own thread (actors/match/matcher.ts).
  */
 let linearEngineEnabled = false;
 

@@ -4,7 +4,7 @@
  * the next one (setImmediate). Scans that want every process share one pass: 64 jobs taken over at once each look for
  * their tagged processes and for their group's members on every check, and each used to read all of `/proc` itself,
  * synchronously, on Pi's thread — seconds without a turn of its event loop
- * (docs/decisions.md, "Scans of /proc never hold Pi's thread").
+ * (docs/decisions/proc-scans.md).
  *
  * A scan is a visitor: the walk hands it each pid, with reads that happen at most once per pid and pass however many
  * scans look at it. The synchronous driver (`scanNow`) is for what must have its answer at once: Pi's process `exit`

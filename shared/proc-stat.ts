@@ -5,7 +5,7 @@
  *
  * Why not readFileSync: a `/proc` file reports size 0, so Node reads it through a fresh 64 KiB buffer each time; a stop
  * that scanned every process per check made Pi's thread spend more time collecting those buffers than reading
- * (docs/decisions.md, "Scans of /proc never hold Pi's thread"). A reused buffer costs a third of the CPU per read.
+ * (docs/decisions/proc-scans.md). A reused buffer costs a third of the CPU per read.
  */
 import { closeSync, openSync, readSync } from "node:fs";
 

@@ -14,7 +14,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { StopSignal } from "../mailbox/control.ts";
 import { scanTag, signalTagged, stillTagged } from "./job-tag.ts";
-import { inSlice, scan, scanNow, type ProcScan } from "./proc-scan.ts";
+import { inSlice, scan, type ProcScan } from "./proc-scan.ts";
 import { statField, statFields, statNumber } from "./proc-stat.ts";
 
 const IS_LINUX = process.platform === "linux";
@@ -98,24 +98,11 @@ export function groupAlive(pgid: number): Promise<boolean> {
   return new GroupWatch(pgid).alive();
 }
 
-/** The same, without yielding: for a thread that is held on purpose (a test fixture's starved actor). */
-export function groupAliveNow(pgid: number): boolean {
-  checkGroup(pgid);
-  return new GroupWatch(pgid).aliveNow();
-}
-
 /** Live (non-zombie) pids of the group, from /proc on Linux; [] elsewhere. A bad group id throws at once. */
 export function groupMembers(pgid: number): Promise<number[]> {
   checkGroup(pgid);
   if (!IS_LINUX) return Promise.resolve([]);
   return scan(groupScan(pgid)).then((members) => running(members ?? []).sort((a, b) => a - b));
-}
-
-/** The same, without yielding (the tests' checks). */
-export function groupMembersNow(pgid: number): number[] {
-  checkGroup(pgid);
-  if (!IS_LINUX) return [];
-  return running(scanNow(groupScan(pgid)) ?? []).sort((a, b) => a - b);
 }
 
 /**
@@ -142,14 +129,6 @@ class GroupWatch {
     if (this.onlyZombies) return false;
     if (this.members !== null && running((await scan(groupScan(this.pgid, this.members))) ?? []).length > 0) return true;
     return this.judge(await scan(groupScan(this.pgid)));
-  }
-
-  aliveNow(): boolean {
-    const quick = this.quick();
-    if (quick !== null) return quick;
-    if (this.onlyZombies) return false;
-    if (this.members !== null && running(scanNow(groupScan(this.pgid, this.members)) ?? []).length > 0) return true;
-    return this.judge(scanNow(groupScan(this.pgid)));
   }
 
   /** What kill() and the leader's own stat tell; null when only the members can. */

@@ -40,7 +40,7 @@ const LAUNCHER = [
  * How far below the spawner a job's processes run inside the jobs' session. The spawner shares that session (it leads
  * it), so the jobs' own processes would otherwise starve the forks of the next ones: with 32 busy jobs beside it, a
  * new job's start through the spawner took seconds. A thread's nice value only orders it inside its session, so this
- * costs the jobs nothing against anything else (docs/decisions.md, "Jobs share one scheduling group").
+ * costs the jobs nothing against anything else (docs/decisions/scheduling-group.md).
  */
 export const JOB_NICE_STEPS = 10;
 

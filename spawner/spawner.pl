@@ -1,10 +1,10 @@
 # The spawner where a complete perl is at hand: the same service as spawner/spawner.ts, one perl process instead of a
-# Node one that execs a perl launcher for every job. Forked from here, a job costs a fork of this small process and
-# the exec of its shell: about half the CPU of a start through the Node spawner and its launcher (docs/decisions.md,
-# "Jobs are forked by a small spawner process"). It speaks the protocol of mailbox/spawner-protocol.ts: an actor
-# connects one socket per stream of the child and one control socket, each saying a first JSON line; once all of a
-# request's have arrived, the child gets those very sockets as its stdio, and the control socket hears `spawned` (or
-# `error`) and then `exit`. It never reads a job's output.
+# Node one that execs a perl launcher per job. Forked from here, a job costs a fork of this small process and the exec
+# of its shell: about half the CPU of a start through the Node spawner and its launcher (docs/decisions/spawner.md).
+# It speaks the protocol of mailbox/spawner-protocol.ts: an actor connects one socket per stream of the child and one
+# control socket, each saying a first JSON line; once all of a request's have arrived, the child gets those very
+# sockets as its stdio, and the control socket hears `spawned` (or `error`) and then `exit`. It never reads a job's
+# output.
 #
 # Usage: perl spawner.pl <socket path> <nice steps> <group|session> <ready line> <longest line>
 #   group:   each job is a process group of its own inside this session (one scheduling group for all jobs), its

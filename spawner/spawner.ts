@@ -6,7 +6,7 @@
  * Why a process of its own: starting a process forks the one that asks, and a fork costs what the asking process's
  * memory costs — every page table of Pi and of every actor thread is copied and marked copy-on-write, then thrown away
  * by the child's exec, while the fork holds the whole process's memory map locked
- * (docs/decisions.md, "Jobs are forked by a small spawner process"). Forked from here, a job costs what a spawn from a
+ * (docs/decisions/spawner.md). Forked from here, a job costs what a spawn from a
  * small process costs.
  *
  * The spawner never sees a job's output: it hands the child the very sockets the actor connected (mailbox/

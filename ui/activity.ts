@@ -5,8 +5,8 @@
  * (the same frames, 80 ms apart) whenever Pi redraws, without a timer of their own.
  */
 import type { JobKind } from "./views.ts";
-import { elapsed } from "./format.ts";
-import { safe } from "./sanitize.ts";
+import { elapsed } from "../shared/format.ts";
+import { safe } from "../shared/sanitize.ts";
 import { fit } from "./text.ts";
 import type { UiTheme } from "./theme.ts";
 

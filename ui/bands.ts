@@ -10,10 +10,10 @@
  */
 import type { Tone } from "./views.ts";
 import { renderFields, type Highlighter } from "./fields.ts";
-import { elapsed } from "./format.ts";
+import { elapsed } from "../shared/format.ts";
 import { monitorHeadFields, monitorPayloadFields, monitorTone, startFields } from "./monitor-fields.ts";
 import type { MonitorResultView, StartView } from "./monitor-view.ts";
-import { safe } from "./sanitize.ts";
+import { safe } from "../shared/sanitize.ts";
 import { fit } from "./text.ts";
 import type { BgRole, FgRole, UiTheme } from "./theme.ts";
 

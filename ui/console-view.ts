@@ -9,8 +9,8 @@ import type { DetailField, JobsSnapshot, JobView, LiveFigures } from "./views.ts
 import { TONE_STYLE } from "./bands.ts";
 import type { ConsoleState } from "./console-state.ts";
 import { renderFields, type Highlighter } from "./fields.ts";
-import { bytes, elapsed, percent, rate } from "./format.ts";
-import { safe } from "./sanitize.ts";
+import { bytes, elapsed, percent, rate } from "../shared/format.ts";
+import { safe } from "../shared/sanitize.ts";
 import { titleCounts } from "./jobs-overlay.ts";
 import { shownStatus } from "./start-stage.ts";
 import { fill, fit } from "./text.ts";

@@ -6,7 +6,7 @@
  */
 import type { DetailField } from "./views.ts";
 import { previewValue } from "./preview.ts";
-import { sanitizeBlock, sanitizeInline } from "./sanitize.ts";
+import { sanitizeBlock, sanitizeInline } from "../shared/sanitize.ts";
 import { fit, wrap } from "./text.ts";
 import type { UiTheme } from "./theme.ts";
 

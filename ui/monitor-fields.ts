@@ -4,7 +4,7 @@
  * integrity warnings), then identity and payload, then the possibly long command and configuration.
  */
 import type { DetailField, Tone } from "./views.ts";
-import { duration } from "./format.ts";
+import { duration } from "../shared/format.ts";
 import type { MonitorResultView, StartView } from "./monitor-view.ts";
 
 export const DEFAULT_COMPLETION = "match";

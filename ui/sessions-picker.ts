@@ -5,10 +5,10 @@
 import type { JobsSnapshot, JobView } from "./views.ts";
 import { TONE_STYLE } from "./bands.ts";
 import { renderFields } from "./fields.ts";
-import { elapsed } from "./format.ts";
+import { elapsed } from "../shared/format.ts";
 import { JobsOverlay, titleCounts, type OverlayOptions } from "./jobs-overlay.ts";
 import { consoleKey } from "./keys.ts";
-import { safe } from "./sanitize.ts";
+import { safe } from "../shared/sanitize.ts";
 import { shownStatus } from "./start-stage.ts";
 import { fill, fit } from "./text.ts";
 import type { UiTheme } from "./theme.ts";

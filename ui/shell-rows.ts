@@ -16,8 +16,8 @@ import type { Tone } from "./views.ts";
 import type { KillRowView, ListRowView, ProcessRowView, SessionRowView, SetOnExitRowView, ShellEnding, SupervisionView, WakeView } from "./shell-view.ts";
 import { bandHeading, TONE_STYLE, type BandOptions } from "./bands.ts";
 import { renderFields } from "./fields.ts";
-import { bytes, duration, elapsed } from "./format.ts";
-import { safe, sanitizeBlock } from "./sanitize.ts";
+import { bytes, duration, elapsed } from "../shared/format.ts";
+import { safe, sanitizeBlock } from "../shared/sanitize.ts";
 import { codePoints, fit, headPoints } from "./text.ts";
 import type { DetailField } from "./views.ts";
 

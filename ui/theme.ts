@@ -1,6 +1,6 @@
 /**
  * The part of Pi's theme the renderers use: semantic roles only, so the user's colours apply. Pi's `Theme` satisfies
- * this interface; tests can pass a plain one.
+ * this interface; tests pass one that adds no styling (tests/fixtures/plain-theme.ts).
  */
 export type FgRole =
   | "accent"
@@ -21,10 +21,3 @@ export interface UiTheme {
   bg(role: BgRole, text: string): string;
   bold(text: string): string;
 }
-
-/** A theme that adds no styling (for width arithmetic and tests). */
-export const PLAIN_THEME: UiTheme = {
-  fg: (_role, text) => text,
-  bg: (_role, text) => text,
-  bold: (text) => text,
-};

@@ -13,8 +13,8 @@
  */
 import { bandHeading, TONE_STYLE, type BandOptions } from "./bands.ts";
 import { renderFields } from "./fields.ts";
-import { elapsed } from "./format.ts";
-import { safe, sanitizeBlock } from "./sanitize.ts";
+import { elapsed } from "../shared/format.ts";
+import { safe, sanitizeBlock } from "../shared/sanitize.ts";
 import { COLLAPSED_OUTPUT_LINES } from "./shell-rows.ts";
 import { fit } from "./text.ts";
 import type { DetailField, Tone } from "./views.ts";

@@ -8,7 +8,7 @@
  *
  * The pool runs `runJob` as one long task; the task resolves only after the exit message is posted, and for a
  * PTY only from a setImmediate after node-pty reported the exit, because ending a thread that still has a live
- * or just-exited PTY can abort the whole process (docs/decisions.md, "Never terminate a thread that owns a PTY").
+ * or just-exited PTY can abort the whole process (docs/decisions/never-terminate.md).
  */
 import type { MessagePort } from "node:worker_threads";
 import { JobCellWriter } from "../../mailbox/cell.ts";
@@ -22,7 +22,8 @@ import type { ActorTask, ActorTaskResult } from "../../mailbox/task.ts";
 import { HEARTBEAT_MS, STREAM_CLOSE_ROUNDS, STREAM_CLOSE_WAIT_MS } from "../../mailbox/timings.ts";
 import { Comlink, createNodeEndpoint } from "../../shared/comlink-endpoint.ts";
 import { stopGroup, type StopOptions } from "../../shared/process-group.ts";
-import { spawnProcess, SpawnError, type ProcessIo } from "../process/process-io.ts";
+import type { ProcessIo } from "../process/io.ts";
+import { spawnProcess, SpawnError } from "../process/process-io.ts";
 import { osThreadId } from "../thread/priority.ts";
 import { tripMessage } from "../watch/usage-judge.ts";
 import { jobControl } from "./control.ts";
@@ -41,7 +42,8 @@ class JobActor {
   readonly spec: JobSpec;
   /**
    * Never checked here: the host's end of the data port checks every message in both directions, and the spec before
-   * the job starts, while compiling the checks would cost each new thread ~0.4 s of CPU in a checkout (docs/decisions.md).
+   * the job starts, while compiling the checks would cost each new thread ~0.4 s of CPU in a checkout
+   * (docs/decisions/mailbox-checks.md).
    */
   readonly mailbox: TypedPort<ActorToHost, HostToActor>;
   readonly cell: JobCellWriter;
@@ -169,7 +171,8 @@ class JobActor {
   }
 
   /**
-   * A thread that owns a PTY must never die with it (docs/decisions.md): an unexpected exception here stops the group,
+   * A thread that owns a PTY must never die with it (docs/decisions/never-terminate.md): an unexpected exception here
+   * stops the group,
    * waits for the terminal's exit like any stop, and reports the crash, instead of tearing the thread down.
    */
   private containCrashes(): (error: Error) => void {

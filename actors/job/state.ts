@@ -8,7 +8,7 @@ import type { ActorPhase } from "../../mailbox/lifecycle.ts";
 import type { StopSignal } from "../../mailbox/control.ts";
 import type { EndCause } from "../../mailbox/result.ts";
 import type { ProcessEnd } from "../monitor/contract.ts";
-import type { ProcessIo } from "../process/process-io.ts";
+import type { ProcessIo } from "../process/io.ts";
 
 /** How a stop of the process group went: confirmed gone, and whether SIGKILL was needed after the grace. */
 export interface Cleanup {

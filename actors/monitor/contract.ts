@@ -17,6 +17,7 @@ import { NO_HIT, type HitFields } from "../../mailbox/constants.ts";
 import type { Completion, LineSource, MonitorOutcome } from "../../mailbox/monitor.ts";
 import type { EndCause } from "../../mailbox/result.ts";
 import { incompleteSuffix } from "../../shared/utf8.ts";
+import type { MatchKind, MatchRedaction, RawMatch } from "../match/raw-match.ts";
 
 /** The bounds a reported hit is held to, in UTF-8 bytes. */
 export const HIT_LIMITS = {
@@ -32,25 +33,6 @@ export const HIT_LIMITS = {
  * settles no contract). `contract` means the engine's decision made the actor stop the group.
  */
 export type ProcessEnd = { cause: Exclude<EndCause, "actor_crashed" | "actor_unresponsive">; exitCode: number | null; signal: string | null };
-
-export type MatchKind = "success" | "failure";
-
-/** A regex hit as the matcher reports it, before any bound is applied. */
-export interface RawMatch {
-  kind: MatchKind;
-  /** The whole match (`match[0]`). */
-  text: string;
-  /** Named groups; a group that did not take part is `undefined`. */
-  groups: Readonly<Record<string, string | undefined>> | null;
-  /** Set when secrets in `text` or `groups` were replaced before the contract saw them (actors/redact/monitor.ts). */
-  redaction?: MatchRedaction;
-}
-
-/** What redaction replaced in one match: how many secrets, and whether any was in a capture. */
-export interface MatchRedaction {
-  count: number;
-  captures: boolean;
-}
 
 export type JsonResult =
   | { kind: "absent" }
@@ -110,10 +92,6 @@ export type Verdict = Omit<MonitorOutcome, "output" | "outputTruncated">;
 
 export function initialContract(completion: Completion): ContractState {
   return { phase: "watching", completion, candidate: null };
-}
-
-export function isDecided(state: ContractState): boolean {
-  return state.phase === "decided";
 }
 
 /**

@@ -18,8 +18,11 @@ import type { LineSource, MonitorContract, MonitorOutcome } from "../../mailbox/
 import { initialContract, settle, transition, wantsSuccess, type ContractEvent, type ContractState, type ProcessEnd } from "./contract.ts";
 import { createDiagnosticTail } from "./diagnostic-tail.ts";
 import { createFramer, type FramedRecord } from "../output/framing.ts";
-import { createLineMatching, type LineMatching, type MatchingHost } from "./line-matching.ts";
-import { createMatcher, type SandboxOptions } from "./matcher.ts";
+import { createInlineMatching } from "./inline-matching.ts";
+import type { LineMatching, MatchingHost } from "./line-matching.ts";
+import { createSandboxMatching } from "./sandbox-matching.ts";
+import { createMatcher } from "../match/matcher.ts";
+import type { SandboxOptions } from "../match/sandbox-matcher.ts";
 import { QUEUE_LIMITS, type QueueLimits } from "./match-queue.ts";
 import { redactMatch, redactTail } from "../redact/monitor.ts";
 import { quietLines, tailStart } from "./quiet-lines.ts";
@@ -227,7 +230,11 @@ export function createMonitorEngine(
   const created = createMatcher(contract.resultPattern, contract.failurePattern, options.sandbox);
   // A contract whose patterns do not compile is decided below, before its matcher could be asked anything.
   const matcher = created.ok ? created.matcher : { kind: "inline" as const, match: () => null };
-  const matching: LineMatching = createLineMatching(matcher, contract, host, { ...QUEUE_LIMITS, ...options.limits });
+  // Chosen once per contract: inline when both patterns compiled into V8's linear engine, else the sandbox.
+  const matching: LineMatching =
+    matcher.kind === "inline"
+      ? createInlineMatching(matcher, contract, host)
+      : createSandboxMatching(matcher, host, { ...QUEUE_LIMITS, ...options.limits });
 
   if (!created.ok) {
     // The tool layer validates patterns first; one that still does not compile fails the run rather than the actor.

@@ -4,11 +4,13 @@
  * is framed: nothing waits, the pipes are never paused, and the engine's steps need no flushing.
  *
  * Because nothing waits, lines no pattern can match need not be framed at all: every match of a pattern begins with
- * a literal (`requiredPrefix`, matcher.ts), and `quietLines` (quiet-lines.ts) skips lines that hold none of them.
+ * a literal (`requiredPrefix`, actors/match/pattern.ts), and `quietLines` (quiet-lines.ts) skips lines that hold none
+ * of them.
  */
 import type { MonitorContract } from "../../mailbox/monitor.ts";
 import type { LineMatching, MatchingHost } from "./line-matching.ts";
-import { requiredPrefix, type InlineMatcher } from "./matcher.ts";
+import type { InlineMatcher } from "../match/matcher.ts";
+import { requiredPrefix } from "../match/pattern.ts";
 import { literalBytes } from "./quiet-lines.ts";
 
 export function createInlineMatching(

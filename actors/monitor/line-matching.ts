@@ -1,6 +1,6 @@
 /**
  * How the monitor engine's lines get matched against the contract's patterns: one interface, two places a pattern
- * may run (architecture invariant 1, matcher.ts).
+ * may run, chosen by the engine once per contract (architecture invariant 1, actors/match/matcher.ts).
  *   - Inline (inline-matching.ts): both patterns compiled with V8's linear-time engine run on the actor's thread,
  *     line by line as output is framed; nothing ever waits.
  *   - Sandboxed (sandbox-matching.ts): lines queue for the terminable regex-sandbox thread and go to it a batch at
@@ -9,12 +9,8 @@
  * Either way the contract sees its events in output order; the engine (actors/monitor/engine.ts) frames output, keeps the
  * tail and the idle windows, and does not know which of the two it drives.
  */
-import type { LineSource, MonitorContract } from "../../mailbox/monitor.ts";
+import type { LineSource } from "../../mailbox/monitor.ts";
 import type { ContractEvent } from "./contract.ts";
-import { createInlineMatching } from "./inline-matching.ts";
-import type { Matcher } from "./matcher.ts";
-import type { QueueLimits } from "./match-queue.ts";
-import { createSandboxMatching } from "./sandbox-matching.ts";
 
 export interface LineMatching {
   /** Output of `source` (null: its EOF), in arrival order: framed now, or once the lines waiting leave room. */
@@ -58,14 +54,4 @@ export interface MatchingHost {
   onBackpressure(paused: boolean): void;
   /** A step of the matching's own (a batch came back) ended: the engine reports a decision it led to. */
   settled(): void;
-}
-
-/** The matching for a contract whose patterns compiled into `matcher`; `limits` bound the sandbox's queue. */
-export function createLineMatching(
-  matcher: Matcher,
-  contract: MonitorContract,
-  host: MatchingHost,
-  limits: QueueLimits,
-): LineMatching {
-  return matcher.kind === "inline" ? createInlineMatching(matcher, contract, host) : createSandboxMatching(matcher, host, limits);
 }

@@ -1,6 +1,7 @@
 /**
  * Sandboxed matching (line-matching.ts): patterns V8's linear-time engine cannot take run only in the regex sandbox
- * (matcher.ts, regex-sandbox.ts), a thread that owns nothing and is terminated when a batch overruns its deadline,
+ * (actors/match/sandbox-matcher.ts, actors/match/regex-sandbox.ts), a thread that owns nothing and is terminated when
+ * a batch overruns its deadline,
  * so no pattern can hold the actor's process, PTY or timers hostage (architecture invariant 1).
  *
  * Lines the prefilters cannot rule out wait in a queue (match-queue.ts) and go to the sandbox one batch (≤ 64
@@ -11,7 +12,7 @@
  */
 import type { LineSource } from "../../mailbox/monitor.ts";
 import type { LineMatching, MatchingHost } from "./line-matching.ts";
-import { SANDBOX_BATCH_LINES, type IndexedMatch, type SandboxMatcher } from "./matcher.ts";
+import { SANDBOX_BATCH_LINES, type IndexedMatch, type SandboxMatcher } from "../match/sandbox-matcher.ts";
 import { createMatchQueue, type QueuedLine, type QueueLimits } from "./match-queue.ts";
 import { createOutputBacklog } from "./output-backlog.ts";
 

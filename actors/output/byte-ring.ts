@@ -4,7 +4,7 @@
  * Copying each chunk in, instead of keeping the chunk itself, lets the buffer a pipe read was delivered in die young:
  * a kept chunk lives long enough to be promoted to the old generation, where its memory waits for the next full
  * collection — under a flood that was tens of MiB per actor thread
- * (docs/decisions.md, "The output window is one reused buffer"). Positions are absolute (bytes appended since the
+ * (docs/decisions/output-window.md). Positions are absolute (bytes appended since the
  * start), so they never move when the buffer grows.
  */
 

@@ -3,7 +3,7 @@
  * process or the session's spawner did (actors/process/spawner-client.ts). Only where the exit comes from differs.
  */
 import type { Readable, Writable } from "node:stream";
-import type { ProcessIo } from "./process-io.ts";
+import type { ProcessIo } from "./io.ts";
 
 export interface PipeStreams {
   pid: number;

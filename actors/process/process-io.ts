@@ -10,36 +10,11 @@ import { delimiter, isAbsolute, join } from "node:path";
 import type { JobIo } from "../../mailbox/spec.ts";
 import type { SourceName } from "../../mailbox/constants.ts";
 import { TAG_VARIABLE } from "../../shared/job-tag.ts";
+import type { ProcessIo } from "./io.ts";
 import { pipeIo } from "./pipe-io.ts";
 import { spawnThroughSpawner } from "./spawner-client.ts";
 import { threadEnv } from "../thread/env.ts";
 import { groupAlive } from "../../shared/process-group.ts";
-
-export interface ProcessIo {
-  readonly pid: number;
-  /**
-   * When the process was forked, as `performance.now()` on this thread: its elapsed time and its deadline count from
-   * here. A process the spawner forked may have been running for a while before this thread heard of it.
-   */
-  readonly spawnedAt: number;
-  readonly kind: "pipes" | "pty";
-  /** Raw bytes in arrival order. */
-  onData(listener: (source: SourceName, chunk: Uint8Array) => void): void;
-  /** Every output stream has ended (EOF on both pipes, or the terminal closed). */
-  onDrained(listener: () => void): void;
-  /** The direct child exited; output may still be arriving. */
-  onExit(listener: (exitCode: number | null, signal: string | null) => void): void;
-  pause(): void;
-  resume(): void;
-  /** Queues bytes for the process; returns the bytes still waiting to be taken. */
-  write(bytes: Uint8Array): number;
-  pendingWriteBytes(): number;
-  /** Closes stdin; false when there is no stdin to close (PTY, or stdin not piped). */
-  endStdin(): boolean;
-  resize(cols: number, rows: number): boolean;
-  /** Stops reading: used once the group is gone but a descendant that escaped it still holds a stream open. */
-  abandonStreams(): void;
-}
 
 export class SpawnError extends Error {
   constructor(message: string) {
@@ -269,8 +244,8 @@ const LEFTOVER_READ_LIMIT = 256 * 1024;
  * kernel worker): the read that saw the hang-up may have found only part of it. And when a descendant keeps the
  * terminal open, node-pty destroys the socket 200 ms after the exit whether or not its thread has polled since. So
  * every close first reads what is left, synchronously, while the descriptor is still open: a read of a hung-up
- * terminal waits for the kernel's pending output, then fails with EIO once there is none. See docs/decisions.md,
- * "The last words of a job are read before its streams are given up".
+ * terminal waits for the kernel's pending output, then fails with EIO once there is none. See
+ * docs/decisions/last-words.md.
  */
 function readLeftoversBeforeClose(term: unknown, deliver: (chunk: Uint8Array) => void): void {
   const { fd, _socket: socket } = term as UnixTerminalInternals;

@@ -1,7 +1,7 @@
 /**
  * The actor's side of the spawner (spawner/spawner.ts): a pipe job's process started by the session's small spawner
  * process instead of by this thread, so that its fork does not copy Pi's whole memory
- * (docs/decisions.md, "Jobs are forked by a small spawner process"). The actor connects one socket per stream the
+ * (docs/decisions/spawner.md). The actor connects one socket per stream the
  * child gets and one control socket; the child's stdio are those sockets themselves, so its bytes come straight
  * here, exactly as from a child this thread spawned.
  */
@@ -12,7 +12,7 @@ import { LineReader, line, onThisClock, parseReply, type Hello, type SpawnReques
 import { signalTagged, taggedProcesses } from "../../shared/job-tag.ts";
 import { pipeIo } from "./pipe-io.ts";
 import { waitGroupGone } from "../../shared/process-group.ts";
-import type { ProcessIo } from "./process-io.ts";
+import type { ProcessIo } from "./io.ts";
 
 /**
  * How long a job tries to reach the spawner (it listened when the job started, but may have ended since) before this

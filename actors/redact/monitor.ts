@@ -4,7 +4,7 @@
  * outcome is built. Nothing here runs per output line.
  */
 import type { DiagnosticLine } from "../../mailbox/monitor.ts";
-import type { RawMatch } from "../monitor/contract.ts";
+import type { RawMatch } from "../match/raw-match.ts";
 import type { Redactor } from "./redactor.ts";
 
 /**

@@ -27,14 +27,8 @@
  */
 import { MIN_SECRET_LENGTH, needlesOf } from "./env-secrets.ts";
 import { PRIVATE_KEY, privateKeySpans } from "./private-key.ts";
-import { replaceSpans, type Span } from "./spans.ts";
+import { replaceSpans, type Redacted, type Span } from "./spans.ts";
 import { EDGE_WINDOW, SHAPES, secretOf } from "./token-shapes.ts";
-
-export interface Redacted {
-  text: string;
-  /** Replacements made. */
-  count: number;
-}
 
 /** Which ends of a text are cut edges of a longer output. */
 export interface Cut {

@@ -3,13 +3,19 @@
  * carries, and the spans of one text are merged and replaced together. Apart from the finders (env-secrets.ts,
  * token-shapes.ts, private-key.ts), which only add spans, so that every finder's output is replaced by one rule.
  */
-import type { Redacted } from "./redactor.ts";
 
 /** A secret found in a text: `[start, end)`, named `name` in its marker. */
 export interface Span {
   start: number;
   end: number;
   name: string;
+}
+
+/** A text with its secrets replaced. */
+export interface Redacted {
+  text: string;
+  /** Replacements made. */
+  count: number;
 }
 
 export function marker(name: string): string {

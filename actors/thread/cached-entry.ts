@@ -5,8 +5,8 @@
  * V8 compiles a function when it is first called, in every thread anew, so in a burst every thread paid for compiling
  * the bundle and then, on its first job, for each function a job's start calls. The first thread to have started a
  * job's process saves what V8 has compiled of the bundle by then into the pool's shared cache (mailbox/code-cache.ts),
- * and the threads made after it compile from that instead (docs/decisions.md,
- * "Threads made after a job compile from its thread's code"). The bundle runs as `require()` would run it: in
+ * and the threads made after it compile from that instead (docs/decisions/code-cache.md). The bundle runs as
+ * `require()` would run it: in
  * CommonJS's wrapper, with its own file's name and a `require` that resolves from its folder.
  */
 import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";

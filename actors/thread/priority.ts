@@ -1,6 +1,6 @@
 /**
  * Job actor threads run a few nice steps below Pi's own thread, so that output floods read on them leave Pi's thread
- * the CPU it needs to stay smooth (docs/decisions.md, "Actor threads run below the host; jobs' processes do not").
+ * the CPU it needs to stay smooth (docs/decisions/actor-priority.md).
  * On Linux a nice value belongs to a thread, so this lowers only the calling thread; elsewhere `setpriority` would
  * lower the whole process, Pi included, so nothing is done there.
  */

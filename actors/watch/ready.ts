@@ -2,11 +2,12 @@
  * When is a job that keeps running ready? The actor feeds it the job's output; it checks the conditions of the
  * spec (all of them must hold): a line matching `pattern` (complete lines, or a partial line once it has been idle),
  * a process of the job listening on `port`, and an HTTP GET of `http` answering below 500. It reports once: ready, or
- * timeout. The pattern runs like a contract pattern (actors/monitor/matcher.ts): V8's linear engine inline, or the sandbox.
+ * timeout. The pattern runs like a contract pattern (actors/match/matcher.ts): V8's linear engine inline, or the
+ * sandbox.
  */
 import type { ReadySpec } from "../../mailbox/spec.ts";
 import type { ReadyReport } from "../../mailbox/messages.ts";
-import { createMatcher, type Matcher } from "../monitor/matcher.ts";
+import { createMatcher, type Matcher } from "../match/matcher.ts";
 import { acceptsConnections, listeningPorts } from "./listening-ports.ts";
 import { stripEscapes } from "./prompt-detect.ts";
 

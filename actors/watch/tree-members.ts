@@ -5,8 +5,7 @@
  * allocated anywhere since the last such probe are probed, one `environ` read each: that finds what the children miss,
  * a process whose parent ended before the look (an escaped daemon, now init's child) or that another of a member's
  * threads forked. Probing on every look cost each job a read per process the whole machine started: 64 jobs that each
- * forked ten times a second cost the process a tenth of a core; see docs/decisions.md,
- * "Resource limits and a watchdog over the job's whole tree, sampled by its actor".
+ * forked ten times a second cost the process a tenth of a core; see docs/decisions/limits-watchdog.md.
  *
  * A member stays a member while its stat can be read with the start time it had when it was found (a zombie too: its
  * CPU time is not yet its parent's), so a pid the kernel reuses for another process is never counted as the job's.

@@ -4,7 +4,7 @@
  * message; the job's limits and the watchdog judge each sample (actors/watch/usage-judge.ts). A limit passed asks the
  * actor to stop the job; a runaway sets the cell's flag and is reported once per episode. It is the job's one reader
  * of its tree: the stall watch judges idleness from the same samples (`onSample`). Elsewhere than Linux there is
- * nothing to read: the figures stay unknown, and the host refuses limits there (host/shell/limit-params.ts).
+ * nothing to read: the figures stay unknown, and the host refuses limits there (host/tools/limits.ts).
  */
 import type { JobCellWriter, TreeUsage } from "../../mailbox/cell.ts";
 import type { LimitTrip } from "../../mailbox/result.ts";

@@ -23,7 +23,7 @@ import { highlightShell } from "./transcript-rows.ts";
 import { registerShellRenderers } from "./shell-renderers.ts";
 import { registerWaitRenderers } from "./wait-renderers.ts";
 import { createSnapshotBuilder, type SnapshotBuilder } from "./views.ts";
-import { safe } from "../../ui/sanitize.ts";
+import { safe } from "../../shared/sanitize.ts";
 import { shownStatus, startingOf } from "../../ui/start-stage.ts";
 
 export const ACTIVITY_WIDGET = "pi-jobs.activity";

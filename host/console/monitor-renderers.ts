@@ -10,7 +10,7 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Band, EMPTY } from "../../ui/band.ts";
 import { resultBandLines, resultTone, startBandLines, TONE_STYLE, watchdogBandLines } from "../../ui/bands.ts";
 import type { StartView } from "../../ui/monitor-view.ts";
-import { sanitizeInline } from "../../ui/sanitize.ts";
+import { sanitizeInline } from "../../shared/sanitize.ts";
 import { fit } from "../../ui/text.ts";
 import type { UiTheme } from "../../ui/theme.ts";
 import { MONITOR_START, validateMonitorStart, type MonitorTerminalResult } from "../monitor/schemas.ts";

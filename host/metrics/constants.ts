@@ -15,8 +15,6 @@ export const AGENT_EVENT = "orbit.pi-metrics.agent.v1";
 
 export const SCHEMA = 2;
 export const THROUGHPUT_BASIS = "reported_output_tokens/observed_stream_elapsed_seconds";
-/** The basis older schema 2 records used; their rates are recomputed, never reused. */
-export const LEGACY_THROUGHPUT_BASIS = "reported_output_tokens/request_elapsed_seconds";
 export const TIMING_BASIS = "context_with_system";
 
 /** Samples per persisted chunk: about 32 seconds at 250 ms. */

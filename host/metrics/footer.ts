@@ -6,8 +6,8 @@
  */
 import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
 import type { FooterModel } from "./views.ts";
-import { safe } from "../../ui/sanitize.ts";
-import { bytes, cost, count, elapsed, percent, rate, UNKNOWN } from "../../ui/format.ts";
+import { safe } from "../../shared/sanitize.ts";
+import { bytes, cost, count, elapsed, percent, rate, UNKNOWN } from "../../shared/format.ts";
 import { effQualifierText } from "./live-view.ts";
 import { isWarningStatus } from "./statuses.ts";
 

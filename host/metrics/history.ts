@@ -142,25 +142,6 @@ export function branchAggregate(requests: readonly StoredRequest[]): Aggregate {
   return coveredAggregate(requests.map(inputOf));
 }
 
-/**
- * All samples of one request: its trace chunks in chunkIndex order, then the finalized record's inline
- * fallback. Provisional checkpoints carry no samples, so nothing is counted twice.
- */
-export function reconstructSamples(entries: readonly EntryLike[], requestId: string): Sample[] {
-  const chunks: { chunkIndex: number; samples: Sample[] }[] = [];
-  let inline: Sample[] = [];
-  for (const e of entries) {
-    if (e.type !== "custom" || typeof e.data !== "object" || e.data === null) continue;
-    const d = e.data as Record<string, unknown>;
-    if (d.requestId !== requestId) continue;
-    if (e.customType === ENTRY_TRACE && d.kind === "samples" && Array.isArray(d.samples)) {
-      chunks.push({ chunkIndex: numOrNull(d.chunkIndex) ?? 0, samples: d.samples as Sample[] });
-    } else if (e.customType === ENTRY_REQUEST && Array.isArray(d.samples)) inline = d.samples as Sample[];
-  }
-  chunks.sort((a, b) => a.chunkIndex - b.chunkIndex);
-  return [...chunks.flatMap((c) => c.samples), ...inline];
-}
-
 export function mean(values: readonly (number | null)[]): { mean: number | null; count: number } {
   const xs = values.filter((v): v is number => v !== null);
   return { mean: xs.length > 0 ? xs.reduce((s, v) => s + v, 0) / xs.length : null, count: xs.length };

@@ -11,7 +11,7 @@ import { effQualifierText, type LiveView } from "./live-view.ts";
 import type { FooterModel, JobRates } from "./views.ts";
 import type { Aggregate } from "./throughput.ts";
 import type { NativeTotals } from "./usage.ts";
-import { bytes, cost, count, elapsed, percent, rate, UNKNOWN } from "../../ui/format.ts";
+import { bytes, cost, count, elapsed, percent, rate, UNKNOWN } from "../../shared/format.ts";
 
 export interface JobSection {
   latest: JobRates | null;

@@ -2,7 +2,7 @@
  * Other extensions' statuses as the metrics footer shows them: made safe for the terminal, the known idle ones left
  * out, the warnings told apart.
  */
-import { safe } from "../../ui/sanitize.ts";
+import { safe } from "../../shared/sanitize.ts";
 
 /** Status text from other extensions: terminal sequences and control characters removed, one line. */
 export function sanitizeStatus(text: string): string {

@@ -59,11 +59,6 @@ export function requestEligibility(r: ThroughputInput): Eligibility {
   return { eligible: true, outputTokens: r.outputTokens, streamMs: r.streamMs, tps: r.outputTokens / (r.streamMs / 1000) };
 }
 
-export function requestEffTps(r: ThroughputInput): number | null {
-  const e = requestEligibility(r);
-  return e.eligible ? e.tps : null;
-}
-
 export interface Aggregate {
   /** Σ output / Σ stream seconds over covered requests, or null when nothing is covered. */
   readonly tps: number | null;

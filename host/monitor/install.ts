@@ -24,8 +24,8 @@ import {
   validateMonitorStop,
   type MonitorStartParams,
   type MonitorStopParams,
-  type Validation,
 } from "./schemas.ts";
+import { ToolError, type Checked } from "../tools/checked.ts";
 import {
   createMonitorService,
   MONITOR_MESSAGE_TYPE,
@@ -190,8 +190,8 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
  * The request a verdict accepts. Pi turns an exception here into the call's error result, shown to the model as is:
  * so every message names the tool and the field it is about, and no process starts.
  */
-function accepted<T>(tool: string, verdict: Validation<T>): T {
-  if (!verdict.ok) throw new Error(`${tool}: ${verdict.error}`);
+function accepted<T>(tool: string, verdict: Checked<T>): T {
+  if (!verdict.ok) throw new ToolError(`${tool}: ${verdict.error}`);
   return verdict.value;
 }
 

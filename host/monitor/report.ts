@@ -39,7 +39,7 @@ import { NO_EVIDENCE, type Evidence } from "../../mailbox/evidence.ts";
 import { reportTail } from "../../shared/report-tail.ts";
 import { evidenceLines, firstError, REPORT_EVIDENCE } from "../evidence-text.ts";
 import type { LimitTrip } from "../../mailbox/result.ts";
-import { elapsed } from "../../ui/format.ts";
+import { elapsed } from "../../shared/format.ts";
 import { escapeJson, escapeText } from "../safety/escape.ts";
 import { compactPayloadLines } from "./rle.ts";
 import type { MonitorStartOutput, MonitorTerminalResult } from "./schemas.ts";

@@ -73,29 +73,6 @@ export function encodeRle(text: string): RlePart[] {
   return parts;
 }
 
-export function decodeRle(parts: readonly RlePart[]): string {
-  return parts.map((part) => (typeof part === "string" ? part : part[0].repeat(part[1]))).join("");
-}
-
-/** Parses a `payload_rle=` value, rejecting anything that is not a well-formed rle-v1 array. */
-export function parseRle(json: string): RlePart[] {
-  const value: unknown = JSON.parse(json);
-  if (!Array.isArray(value)) throw new Error("rle-v1 payload must be an array");
-  return value.map((part: unknown, index): RlePart => {
-    if (typeof part === "string") return part;
-    if (
-      Array.isArray(part) &&
-      part.length === 2 &&
-      typeof part[0] === "string" &&
-      Number.isSafeInteger(part[1]) &&
-      (part[1] as number) >= 1
-    ) {
-      return [part[0], part[1] as number];
-    }
-    throw new Error(`rle-v1 part ${index} is neither a string nor [text,count]`);
-  });
-}
-
 /**
  * The two lines that replace `payload` (its lines joined by "\n") in a compact report, or null when encoding
  * would not make the report materially smaller.

@@ -10,9 +10,9 @@ import { Type, type Static } from "typebox";
 import { Completion, MonitorOutcome, MonitorStatus } from "../../mailbox/monitor.ts";
 import { validatePattern } from "../../shared/linear-regex.ts";
 import { deriveDescription } from "./describe.ts";
-import { stallOf } from "../shell/ready-params.ts";
-import { limitsOf } from "../shell/limit-params.ts";
-import { Limits } from "../shell/params.ts";
+import { ToolError, type Checked } from "../tools/checked.ts";
+import { stallOf } from "../tools/ready.ts";
+import { Limits, limitsOf } from "../tools/limits.ts";
 import { LimitTrip } from "../../mailbox/result.ts";
 import type { ResourceLimits } from "../../mailbox/spec.ts";
 
@@ -151,8 +151,6 @@ export interface NormalizedStop {
   monitorId: string | null;
 }
 
-export type Validation<T> = { ok: true; value: T } | { ok: false; error: string };
-
 /** Checks that a pattern compiles; the matcher's own check by default, so the tool rejects exactly what it cannot run. */
 export type PatternCheck = (source: string) => { ok: true } | { ok: false; error: string };
 
@@ -168,13 +166,11 @@ function unknownField(raw: Record<string, unknown>, known: ReadonlySet<string>):
   return extra === undefined ? null : `unknown field ${JSON.stringify(extra)}`;
 }
 
-class FieldError extends Error {}
-
 function requiredString(raw: Record<string, unknown>, field: string): string {
   const value = raw[field];
-  if (value === undefined || value === null) throw new FieldError(`${field}: required`);
-  if (typeof value !== "string") throw new FieldError(`${field}: expected a string`);
-  if (value.trim() === "") throw new FieldError(`${field}: must not be empty`);
+  if (value === undefined || value === null) throw new ToolError(`${field}: required`);
+  if (typeof value !== "string") throw new ToolError(`${field}: expected a string`);
+  if (value.trim() === "") throw new ToolError(`${field}: must not be empty`);
   return value;
 }
 
@@ -186,7 +182,7 @@ function optional<T>(raw: Record<string, unknown>, field: string, read: (value: 
 
 function pattern(field: string, source: string, check: PatternCheck): string {
   const verdict = check(source);
-  if (!verdict.ok) throw new FieldError(`${field}: ${verdict.error}`);
+  if (!verdict.ok) throw new ToolError(`${field}: ${verdict.error}`);
   return source;
 }
 
@@ -194,7 +190,7 @@ function pattern(field: string, source: string, check: PatternCheck): string {
  * Validates raw `monitor_start` arguments. Every error names the field it is about, so the model can fix its call.
  * `checkPattern` is the matcher's compile check unless a test passes another.
  */
-export function validateMonitorStart(raw: unknown, checkPattern: PatternCheck = validatePattern): Validation<NormalizedStart> {
+export function validateMonitorStart(raw: unknown, checkPattern: PatternCheck = validatePattern): Checked<NormalizedStart> {
   if (!isRecord(raw)) return { ok: false, error: "arguments: expected an object" };
   const extra = unknownField(raw, START_FIELDS);
   if (extra) return { ok: false, error: extra };
@@ -203,39 +199,39 @@ export function validateMonitorStart(raw: unknown, checkPattern: PatternCheck = 
     const resultPattern = pattern("result_pattern", requiredString(raw, "result_pattern"), checkPattern);
     const failurePattern =
       optional(raw, "failure_pattern", (value) => {
-        if (typeof value !== "string") throw new FieldError("failure_pattern: expected a string");
-        if (value === "") throw new FieldError("failure_pattern: must not be empty (omit it instead)");
+        if (typeof value !== "string") throw new ToolError("failure_pattern: expected a string");
+        if (value === "") throw new ToolError("failure_pattern: must not be empty (omit it instead)");
         return pattern("failure_pattern", value, checkPattern);
       }) ?? null;
     const explicit = optional(raw, "description", (value) => {
-      if (typeof value !== "string") throw new FieldError("description: expected a string");
+      if (typeof value !== "string") throw new ToolError("description: expected a string");
       return value.trim();
     });
     const completion =
       optional(raw, "completion", (value): Completion => {
-        if (value !== "match" && value !== "exit") throw new FieldError('completion: expected "match" or "exit"');
+        if (value !== "match" && value !== "exit") throw new ToolError('completion: expected "match" or "exit"');
         return value;
       }) ?? "match";
     const timeoutMs =
       optional(raw, "timeout_ms", (value) => {
         if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > MAX_TIMEOUT_MS) {
-          throw new FieldError(`timeout_ms: expected an integer from 1 to ${MAX_TIMEOUT_MS}`);
+          throw new ToolError(`timeout_ms: expected an integer from 1 to ${MAX_TIMEOUT_MS}`);
         }
         return value;
       }) ?? DEFAULT_TIMEOUT_MS;
     const compact =
       optional(raw, "compact", (value) => {
-        if (typeof value !== "boolean") throw new FieldError("compact: expected true or false");
+        if (typeof value !== "boolean") throw new ToolError("compact: expected true or false");
         return value;
       }) ?? false;
     const stallMs =
       optional(raw, "stall_seconds", (value) => {
         const checked = stallOf("monitor_start", value);
-        if (!checked.ok) throw new FieldError(checked.error.replace("monitor_start: ", ""));
+        if (!checked.ok) throw new ToolError(checked.error.replace("monitor_start: ", ""));
         return checked.value;
       }) ?? null;
     const checkedLimits = limitsOf("monitor_start", raw.limits);
-    if (!checkedLimits.ok) throw new FieldError(checkedLimits.error.replace("monitor_start: ", ""));
+    if (!checkedLimits.ok) throw new ToolError(checkedLimits.error.replace("monitor_start: ", ""));
     const derived = explicit === undefined || explicit === "";
     return {
       ok: true,
@@ -253,12 +249,12 @@ export function validateMonitorStart(raw: unknown, checkPattern: PatternCheck = 
       },
     };
   } catch (error) {
-    if (error instanceof FieldError) return { ok: false, error: error.message };
+    if (error instanceof ToolError) return { ok: false, error: error.message };
     throw error;
   }
 }
 
-export function validateMonitorStop(raw: unknown): Validation<NormalizedStop> {
+export function validateMonitorStop(raw: unknown): Checked<NormalizedStop> {
   // Some callers send no arguments at all for "stop everything".
   if (raw === undefined || raw === null) return { ok: true, value: { monitorId: null } };
   if (!isRecord(raw)) return { ok: false, error: "arguments: expected an object" };

@@ -1,6 +1,6 @@
 /**
  * The warm pool job actors run in. A job is one long piscina task that holds its mailbox ports, so a new job
- * starts on a thread that is already running instead of paying a worker start (55–119 ms, docs/decisions.md).
+ * starts on a thread that is already running instead of paying a worker start (docs/decisions/warm-pool.md).
  *
  * Threads are made ahead of demand: whenever a job takes a thread, the pool starts enough new ones that `warm`
  * threads stay idle, each loaded with the actor's whole module graph (actors/thread/actor-thread.ts) before a job is
@@ -91,7 +91,7 @@ export function createActorPool(options: {
     idleTimeout: IDLE_TIMEOUT_MS,
     // An actor reading a flood allocates a buffer per read; with V8's default young generation each thread grew its
     // nursery to tens of MiB under 8 floods. A small one keeps the process ~60 MiB smaller then, and measured faster
-    // too (docs/decisions.md, "A small young generation per actor thread").
+    // too (docs/decisions/young-generation.md).
     resourceLimits: { maxYoungGenerationSizeMb: ACTOR_YOUNG_GENERATION_MB },
   });
   // An idle worker that fails (e.g. its module cannot load) has no task to fail with, so piscina emits the error
@@ -260,7 +260,8 @@ export function createActorPool(options: {
     }
   };
   /**
-   * A new thread's start costs tens of milliseconds of CPU (docs/decisions.md); on two cores, started in the same
+   * A new thread's start costs tens of milliseconds of CPU (docs/decisions/thread-boots.md); on two cores, started in
+   * the same
    * moment as the job that took the last idle thread, it competes with that job's own start. So the top-up waits
    * until the job has had time to spawn, and the starts of one burst share one top-up, which waits on until no job
    * waits for a thread and none is loading: booted in the middle of a burst, the warm threads' boots would share the
@@ -313,7 +314,7 @@ export function createActorPool(options: {
       const end = async () => {
         // One thread at a time: 64 threads ended at once kept Pi's thread from its loop for 120–160 ms (their teardowns
         // contend with it for the process's locks and cores); one by one, no turn waited over ~10 ms, in about the same
-        // total time (docs/decisions.md, "Threads are ended one at a time"). A thread ended here leaves piscina's list
+        // total time (docs/decisions/thread-ends.md). A thread ended here leaves piscina's list
         // at its exit, and piscina makes a new one only below `minThreads`: so the last `warm` are left to its destroy.
         for (const thread of pool.threads.slice(options.warm)) await thread.terminate();
         await pool.destroy();

@@ -86,7 +86,8 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   const runtimeId = randomBytes(6).toString("hex");
   let closed = false;
   /**
-   * Threads the supervisor could not end: a hung one that owns a terminal (docs/decisions.md) or one still inside spawn.
+   * Threads the supervisor could not end: a hung one that owns a terminal (docs/decisions/never-terminate.md) or one
+   * still inside spawn.
    * The pool must not be destroyed under them.
    */
   let strandedThreads = 0;

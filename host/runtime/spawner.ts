@@ -1,7 +1,7 @@
 /**
  * The session's spawner process as the job runtime keeps it. It is started early, with the warm threads, so that the
  * fork of every pipe job copies a small process instead of Pi and all its actor threads
- * (docs/decisions.md, "Jobs are forked by a small spawner process"). Actors are handed its socket once it listens, and
+ * (docs/decisions/spawner.md). Actors are handed its socket once it listens, and
  * spawn the process themselves before that or whenever it does not answer: a job never waits for the spawner, and a
  * spawner that fails costs speed, never a job. One that dies is started again for later jobs, a few times at most.
  *

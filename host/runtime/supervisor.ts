@@ -155,7 +155,8 @@ export class Supervisor {
     else if (state === "spawning") signalTagged((await taggedProcesses(job.spec.tag)) ?? [], "SIGKILL");
     if (job.ended()) return;
     // A hung thread without a terminal is ended now; one that owns a PTY is left alone, because ending it can abort
-    // the whole process (docs/decisions.md), and so is one still inside spawn(). Its process group is gone either way.
+    // the whole process (docs/decisions/never-terminate.md), and so is one still inside spawn(). Its process group is
+    // gone either way.
     if (job.spec.io.kind !== "pty" && job.cell.state() !== "spawning") job.endThread(message);
     else this.threadLeftAlone = true;
     job.settle(supervisorResult(job, cause, message, cleanup));

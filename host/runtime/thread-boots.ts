@@ -7,7 +7,7 @@
  * priority. A burst of 63 starts in a checkout booted 63 threads at once, and Pi's thread then got about a 64th of the
  * CPU: the 63 start calls themselves, a few milliseconds each, took 1.5–15 s, the event loop stalled for up to 3.2 s,
  * and a quit in the middle of it waited up to 24 s. The boots of a burst take the same CPU one after another as all at
- * once (docs/decisions.md, "Only as many threads boot at once as there are cores").
+ * once (docs/decisions/thread-boots.md).
  */
 export interface PoolCounts {
   /** Threads loaded and without a task (may be negative while counts catch up: treated as none). */

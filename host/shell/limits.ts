@@ -20,8 +20,6 @@ export const MIN_ACTIVE_WAIT_MS = 250;
 export const MAX_ACTIVE_WAIT_MS = 30_000;
 export const DEFAULT_EXEC_WAIT_MS = 10_000;
 export const DEFAULT_INPUT_WAIT_MS = 250;
-/** Empty polls that are not explicit immediate reads wait at least this long (and this long when omitted). */
-export const MIN_EMPTY_POLL_MS = 5_000;
 
 /** PTY geometry accepted by a resize, and the size a new PTY starts with. */
 export const PTY_COLS = { min: 20, max: 500 } as const;

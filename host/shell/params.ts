@@ -5,6 +5,8 @@
  */
 import { Type } from "typebox";
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, PTY_COLS, PTY_ROWS } from "./limits.ts";
+import { Limits } from "../tools/limits.ts";
+import { Ready } from "../tools/ready.ts";
 
 const closed = { additionalProperties: false } as const;
 
@@ -21,17 +23,6 @@ const Raw = Type.Optional(Type.Boolean({ description: "Output as printed, not fo
 const SessionId = Type.Integer({ minimum: 1 });
 const ON_EXIT = ["none", "wake"] as const;
 
-/** exec_command's and monitor_start's resource limits over the job's whole process tree. */
-export const Limits = Type.Object(
-  {
-    memory_mb: Type.Optional(Type.Number()),
-    cpu_seconds: Type.Optional(Type.Number()),
-    processes: Type.Optional(Type.Integer()),
-  },
-  // Unknown fields are refused by name (host/shell/limit-params.ts): the schema stays short, as every request pays it.
-  { description: "Stop the job once its process tree passes any: resident MiB, CPU seconds, live processes" },
-);
-
 export const ExecCommandParams = Type.Object(
   {
     cmd: Type.String({ minLength: 1 }),
@@ -41,17 +32,7 @@ export const ExecCommandParams = Type.Object(
     timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: MAX_TIMEOUT_SECONDS, default: DEFAULT_TIMEOUT_SECONDS })),
     on_exit: Type.Optional(oneOf(ON_EXIT, { default: "none" })),
     shell: Type.Optional(Type.String({ minLength: 1, description: "Default $SHELL, else /bin/sh" })),
-    ready: Type.Optional(
-      Type.Object(
-        {
-          pattern: Type.Optional(Type.String({ description: "Output regex" })),
-          port: Type.Optional(Type.Integer()),
-          http: Type.Optional(Type.String({ description: "URL or path on port; GET<500" })),
-          timeout_ms: Type.Optional(Type.Number()),
-        },
-        { ...closed, description: "Servers: return once all hold; job keeps running" },
-      ),
-    ),
+    ready: Type.Optional(Ready),
     stall_seconds: Type.Optional(Type.Number({ description: "Silent+idle this long: stalled" })),
     on_stall: Type.Optional(oneOf(ON_EXIT)),
     limits: Type.Optional(Limits),

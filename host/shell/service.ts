@@ -1,7 +1,7 @@
 /**
  * The five shell tools as operations on the shared state and the job runtime, free of Pi: each takes raw
- * arguments plus the call's id, signal and cwd, and answers with a structured result (or throws a ShellToolError,
- * host/shell/tool-error.ts, whose message names the fields). install.ts turns them into Pi tools. This file starts,
+ * arguments plus the call's id, signal and cwd, and answers with a structured result (or throws a ToolError,
+ * host/tools/checked.ts, whose message names the fields). install.ts turns them into Pi tools. This file starts,
  * waits and answers; write_stdin's input is sent by host/shell/send-input.ts, stops are host/shell/stop.ts, and a
  * codemode script's receipt is host/shell/script-receipts.ts.
  */
@@ -26,7 +26,7 @@ import { completionOf, createSession, logPathOf, readSession, type ShellSession 
 import { startRequestOf } from "./start-request.ts";
 import type { ShellState } from "./state.ts";
 import { KILL_CONFIRM_SLACK_MS, killSession, stopAllIn } from "./stop.ts";
-import { ShellToolError, unwrap } from "./tool-error.ts";
+import { ToolError, unwrap } from "../tools/checked.ts";
 import { validateExec, validateKill, validateListSessions, validateSetOnExit, validateWriteStdin } from "./validate.ts";
 import { planWait, type WaitPlan, type WaitPlanResult } from "./waits.ts";
 
@@ -49,7 +49,7 @@ export interface ShellServiceOptions {
 }
 
 function planOrThrow(planned: WaitPlanResult): WaitPlan {
-  if (!planned.ok) throw new ShellToolError(planned.error);
+  if (!planned.ok) throw new ToolError(planned.error);
   return planned.plan;
 }
 
@@ -81,7 +81,7 @@ export class ShellService {
   async exec(raw: unknown, call: CallContext): Promise<ProcessResult> {
     const request = unwrap(validateExec(raw));
     // Process groups, POSIX signals and `shell -c` are assumed throughout; Windows is not supported.
-    if (process.platform === "win32") throw new ShellToolError("exec_command: shell jobs are not supported on Windows");
+    if (process.platform === "win32") throw new ToolError("exec_command: shell jobs are not supported on Windows");
     this.rejectIfCancelled(call, "exec_command");
     const cwd = request.workdir === null ? call.cwd : resolve(call.cwd, request.workdir);
     let isDirectory = false;
@@ -90,14 +90,14 @@ export class ShellService {
     } catch {
       isDirectory = false;
     }
-    if (!isDirectory) throw new ShellToolError(`exec_command: workdir ${JSON.stringify(cwd)} does not exist or is not a directory`);
+    if (!isDirectory) throw new ToolError(`exec_command: workdir ${JSON.stringify(cwd)} does not exist or is not a directory`);
     const plan = planOrThrow(planWait({ kind: "exec", yieldTimeMs: request.yieldTimeMs, emptyPollCap: { ok: true, capMs: null }, nowEpochMs: Date.now() }));
 
     const watchdog = readWatchdog(this.env());
-    if (!watchdog.ok) throw new ShellToolError(`exec_command: ${watchdog.error}`);
+    if (!watchdog.ok) throw new ToolError(`exec_command: ${watchdog.error}`);
     const { registry, ledger } = this.state;
     const admission = registry.admit(logPathOf);
-    if (!admission.ok) throw new ShellToolError(admission.error);
+    if (!admission.ok) throw new ToolError(admission.error);
     for (const id of admission.evicted) ledger.forget(id);
 
     let handle;
@@ -106,7 +106,7 @@ export class ShellService {
         startRequestOf(request, cwd, { killGraceMs: this.options.killGraceMs ?? KILL_GRACE_MS, logMaxBytes: this.options.logMaxBytes ?? LOG_MAX_BYTES }, watchdog.spec),
       );
     } catch (error) {
-      throw new ShellToolError(`exec_command refused: ${(error as Error).message}`);
+      throw new ToolError(`exec_command refused: ${(error as Error).message}`);
     }
     const session = createSession({
       // The runtime's number for the job: session N writes its log to `job_N`.
@@ -196,7 +196,7 @@ export class ShellService {
   // ── waiting and answering ─────────────────────────────────────────────────────────────────────────────────────
 
   private rejectIfCancelled(call: CallContext, tool: string): void {
-    if (call.signal?.aborted) throw new ShellToolError(`${tool}: the call was cancelled before the read; no output was consumed`);
+    if (call.signal?.aborted) throw new ToolError(`${tool}: the call was cancelled before the read; no output was consumed`);
   }
 
   /** Where steering ends waits, unless the operator turned that off (wait_jobs listens there too). */
@@ -263,7 +263,7 @@ export class ShellService {
 
   private lookup(tool: string, id: number): ShellSession {
     const session = this.state.registry.get(id);
-    if (session === undefined) throw new ShellToolError(this.state.registry.missing(tool, id));
+    if (session === undefined) throw new ToolError(this.state.registry.missing(tool, id));
     return session;
   }
 

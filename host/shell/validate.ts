@@ -7,10 +7,10 @@ import { FIELDS, type ShellToolName } from "./params.ts";
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, MAX_WRITE_QUEUE_BYTES, PTY_COLS, PTY_ROWS } from "./limits.ts";
 import type { WaitKind } from "./waits.ts";
 import type { ReadySpec, ResourceLimits } from "../../mailbox/spec.ts";
-import { readyOf, stallOf } from "./ready-params.ts";
-import { limitsOf } from "./limit-params.ts";
+import { readyOf, stallOf } from "../tools/ready.ts";
+import { limitsOf } from "../tools/limits.ts";
+import { fail, type Checked } from "../tools/checked.ts";
 
-export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
 export type OnExit = "none" | "wake";
 export type KillSignal = "SIGTERM" | "SIGKILL" | "SIGINT" | "SIGHUP" | "SIGQUIT";
 
@@ -75,10 +75,6 @@ const HOME: Readonly<Record<string, string>> = {
   on_stall: "exec_command",
   signal: "kill_session",
 };
-
-function fail<T>(error: string): Checked<T> {
-  return { ok: false, error };
-}
 
 /** Rejects anything that is not a plain object or that carries a field the tool does not accept. */
 function checkObject(tool: ShellToolName, raw: unknown): Checked<Record<string, unknown>> {

@@ -2,15 +2,8 @@
  * How long one tool call waits before it answers. A wait is attachment, not lifetime: it ends early on exit,
  * cancellation or steering and never stops the job. Pure arithmetic on the validated parameters and a clock value.
  */
-import type { EmptyPollCap } from "../config.ts";
-import {
-  DEFAULT_EXEC_WAIT_MS,
-  DEFAULT_INPUT_WAIT_MS,
-  MAX_ACTIVE_WAIT_MS,
-  MAX_TIMEOUT_SECONDS,
-  MIN_ACTIVE_WAIT_MS,
-  MIN_EMPTY_POLL_MS,
-} from "./limits.ts";
+import { MIN_EMPTY_POLL_MS, type EmptyPollCap } from "../config.ts";
+import { DEFAULT_EXEC_WAIT_MS, DEFAULT_INPUT_WAIT_MS, MAX_ACTIVE_WAIT_MS, MAX_TIMEOUT_SECONDS, MIN_ACTIVE_WAIT_MS } from "./limits.ts";
 
 export type WaitMode = "immediate" | "relative" | "absolute";
 

@@ -7,7 +7,8 @@ import type { MonitorService } from "../monitor/service.ts";
 import type { ShellService } from "../shell/service.ts";
 import { WAIT_JOBS_TOOL } from "./params.ts";
 import { waitJobsText } from "./result-text.ts";
-import { WaitService, WaitToolError } from "./service.ts";
+import { WaitService } from "./service.ts";
+import { ToolError } from "../tools/checked.ts";
 import { validateWaitJobs } from "./validate.ts";
 
 /** The tool's line in the system prompt's Available tools (docs/tokens.md counts it). */
@@ -30,7 +31,7 @@ export function installWaitJobs(pi: ExtensionAPI, services: { shell: () => Shell
       // Checked here first, so bad input gets this tool's errors, which name the field, rather than a schema's.
       const prepared = normalized(args);
       const checked = validateWaitJobs(prepared);
-      if (!checked.ok) throw new WaitToolError(checked.error);
+      if (!checked.ok) throw new ToolError(checked.error);
       return prepared as never;
     },
     async execute(toolCallId, params, signal, _onUpdate, ctx) {

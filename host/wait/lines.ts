@@ -13,7 +13,7 @@ import { COMMAND_PREVIEW_CHARS } from "../shell/limits.ts";
 import type { ProcessResult, SessionEntryView } from "../shell/result.ts";
 import { labelOutputLine } from "../../shared/report-tail.ts";
 import type { MonitorTerminalResult } from "../monitor/schemas.ts";
-import { elapsed } from "../../ui/format.ts";
+import { elapsed } from "../../shared/format.ts";
 import type { Collected, Verdict, WaitJobLine } from "./result.ts";
 import type { UsageFields } from "../runtime/usage-line.ts";
 

@@ -3,7 +3,7 @@
  * summary. Pure, a function of the structured result (host/wait/result.ts).
  */
 import { escapeControls, escapeJson } from "../safety/escape.ts";
-import { elapsed } from "../../ui/format.ts";
+import { elapsed } from "../../shared/format.ts";
 import type { Collected, WaitEndReason, WaitJobLine, WaitJobsResult } from "./result.ts";
 import { usageLine } from "../runtime/usage-line.ts";
 

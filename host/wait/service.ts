@@ -15,11 +15,10 @@ import { jobOf, monitorFacts, resolveEntries, type Entry, type Target } from "./
 import { conditionMet } from "./until.ts";
 import { validateWaitJobs, WAIT_JOBS } from "./validate.ts";
 import { waitUntil } from "./wait-until.ts";
+import { ToolError } from "../tools/checked.ts";
 
 /** Room past a job's deadline for its stop (the kill grace) and its report, on a busy machine too. */
 export const LIFETIME_SLACK_MS = 10_000;
-
-export class WaitToolError extends Error {}
 
 export interface WaitServiceOptions {
   shell: () => ShellService;
@@ -50,13 +49,13 @@ export class WaitService {
 
   async wait(raw: unknown, call: CallContext): Promise<WaitJobsResult> {
     const checked = validateWaitJobs(raw);
-    if (!checked.ok) throw new WaitToolError(checked.error);
+    if (!checked.ok) throw new ToolError(checked.error);
     const request = checked.value;
-    if (call.signal?.aborted) throw new WaitToolError(`${WAIT_JOBS}: the call was cancelled before it waited; nothing was collected`);
+    if (call.signal?.aborted) throw new ToolError(`${WAIT_JOBS}: the call was cancelled before it waited; nothing was collected`);
     const shell = this.options.shell();
     const monitors = this.options.monitors();
     const resolved = resolveEntries(request.ids, shell, monitors, Date.now());
-    if (!resolved.ok) throw new WaitToolError(resolved.error);
+    if (!resolved.ok) throw new ToolError(resolved.error);
     const entries = resolved.value;
     const targets = entries.flatMap((e) => (e.kind === "target" ? [e.target] : []));
 

@@ -11,7 +11,8 @@ import type { ShellService } from "../shell/service.ts";
 import type { ShellSession } from "../shell/session.ts";
 import { goneShellLine, monitorLine, shellStatusLine, type MonitorFacts } from "./lines.ts";
 import type { Collected, WaitJobLine } from "./result.ts";
-import { refName, WAIT_JOBS, type Checked, type JobRef } from "./validate.ts";
+import { refName, WAIT_JOBS, type JobRef } from "./validate.ts";
+import type { Checked } from "../tools/checked.ts";
 import { usageFields } from "../runtime/usage-line.ts";
 
 export type Target = { kind: "shell"; name: string; session: ShellSession } | { kind: "monitor"; name: string; record: MonitorRecord };

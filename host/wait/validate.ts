@@ -3,6 +3,7 @@
  * session is the service's question (host/wait/targets.ts); here only its shape is.
  */
 import type { WaitUntil } from "./result.ts";
+import type { Checked } from "../tools/checked.ts";
 
 /** A job as the model names it: a shell session (`3`, `"3"`, `"job_3"`) or a monitor (`"monitor_2"`). */
 export type JobRef = { kind: "shell"; sessionId: number } | { kind: "monitor"; monitorId: string };
@@ -13,8 +14,6 @@ export interface WaitRequest {
   until: WaitUntil;
   timeoutMs: number;
 }
-
-export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
 
 export const WAIT_JOBS = "wait_jobs";
 export const DEFAULT_WAIT_MS = 600_000;

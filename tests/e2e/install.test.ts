@@ -165,7 +165,7 @@ describe("pi install ./path of a checkout", () => {
   test("real Pi runs a monitor to success and a PTY job, with the checkout's workers", async () => {
     const { own } = expectWorkersFrom(await runJobs(agentDir), REPO_ROOT, REPO_ROOT);
     // Even where TypeBox is at hand, worker threads leave the schema checks to the host's end of the mailbox, which
-    // checks every message in both directions (docs/decisions.md): a thread never compiles them.
+    // checks every message in both directions (docs/decisions/mailbox-checks.md): a thread never compiles them.
     expect(own).not.toContain("mailbox/check.ts");
   }, RUN_TIMEOUT_MS);
 });
@@ -246,7 +246,7 @@ describe("pi install npm: of the packed tarball", () => {
     const devOnly = new Set(
       ["check", "spec", "output", "result", "messages", "control", "monitor", "nullable", "evidence"].map((name) => `dist/mailbox/${name}.js`),
     );
-    const graph = productionGraph(installed.pkgDir, ["dist/actors/thread/cached-entry.cjs", "dist/actors/thread/actor-thread.cjs", "dist/actors/job/actor.js", "dist/actors/monitor/regex-sandbox.js"]);
+    const graph = productionGraph(installed.pkgDir, ["dist/actors/thread/cached-entry.cjs", "dist/actors/thread/actor-thread.cjs", "dist/actors/job/actor.js", "dist/actors/match/regex-sandbox.js"]);
     for (const file of devOnly) expect(graph.has(file), `${file} is reachable from a worker entry`).toBe(false);
     const problems = (await unresolvedImports(installed.pkgDir)).filter((problem) => !devOnly.has(problem.file));
     expect(problems).toEqual([]);

@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_EVENT, ENTRY_AGENT, ENTRY_DELEGATION, ENTRY_RECEIPT, ENTRY_REQUEST, ENTRY_RUN, ENTRY_TRACE } from "../../host/metrics/constants.ts";
 import { createAgentMetricsBridge } from "../../host/metrics/bridge.ts";
-import { rate } from "../../ui/format.ts";
+import { rate } from "../../shared/format.ts";
 import { makeTempDir, removeDir } from "./harness/paths.ts";
 import { startSdkSession, type SdkSession, type SdkSessionOptions } from "./harness/sdk.ts";
 

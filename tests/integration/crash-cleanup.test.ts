@@ -15,17 +15,16 @@ import { processesOfRuntimes, TAG_VARIABLE } from "../../shared/job-tag.ts";
 import { cleanUpAfterCrashes, readStartTicks } from "../../host/safety/crash-cleanup.ts";
 import { formatRegistry, parseRegistry, REGISTRY_FILE, type Registry } from "../../host/safety/crash-registry.ts";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
-import { killLeftovers, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
+import { killedAfterEach, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
 const linux = process.platform === "linux";
-const leftovers: number[] = [];
+const leftovers = killedAfterEach();
 const dirs: string[] = [];
 let runtime: SupervisedRuntime | null = null;
 
 afterEach(async () => {
   await runtime?.shutdown();
   runtime = null;
-  killLeftovers(leftovers, { groups: true });
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 

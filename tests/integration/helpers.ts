@@ -3,7 +3,8 @@
  * deadlines (never fixed sleeps alone), and the cleanup of what a test left running.
  */
 import { readFileSync } from "node:fs";
-import { groupMembersNow } from "../../shared/process-group.ts";
+import { afterEach } from "vitest";
+import { groupMembers } from "../../shared/process-group.ts";
 import { createJobRuntime, type RuntimeOptions, type SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import type { StartRequest } from "../../host/runtime/api.ts";
 import { jobRequest, MONITOR_LOG_BYTES } from "../fixtures/jobs.ts";
@@ -27,9 +28,9 @@ export async function waitFor<T>(probe: () => T | Promise<T>, timeoutMs = 30_000
   }
 }
 
-/** True when no live (non-zombie) process of the group remains. */
-export function groupGone(pgid: number): boolean {
-  return groupMembersNow(pgid).length === 0;
+/** True when no live (non-zombie) process of the group remains, as the product's own scan reads the group. */
+export async function groupGone(pgid: number): Promise<boolean> {
+  return (await groupMembers(pgid)).length === 0;
 }
 
 /** Whether the pid names a process at all, a zombie included: false once its parent has reaped it. */
@@ -55,6 +56,16 @@ export function pidAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * A list for the pids a test file starts itself: each is killed, with its process group, after every test, whether it
+ * passed or not.
+ */
+export function killedAfterEach(): number[] {
+  const leftovers: number[] = [];
+  afterEach(() => killLeftovers(leftovers, { groups: true }));
+  return leftovers;
 }
 
 /** Kills what a test left behind, each pid (and, with `groups`, its process group too); one already gone is fine. */

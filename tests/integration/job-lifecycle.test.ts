@@ -33,10 +33,10 @@ describe("starting is its own state", () => {
     await waitFor(() => job.phase() === "running", 60_000, "spawn");
     const pgid = job.pgid();
     expect(pgid).not.toBeNull();
-    expect(groupGone(pgid!)).toBe(false);
+    expect(await groupGone(pgid!)).toBe(false);
     expect(job.deadline()).not.toBeNull();
     await job.stop();
-    expect(groupGone(pgid!)).toBe(true);
+    expect(await groupGone(pgid!)).toBe(true);
   });
 
   it("exec_command never says running before the process exists", async () => {

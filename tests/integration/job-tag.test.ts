@@ -13,16 +13,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import { TAG_VARIABLE, scanTag, taggedProcesses, taggedProcessesNow } from "../../shared/job-tag.ts";
 import { groupMembers, stopGroup } from "../../shared/process-group.ts";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
-import { groupGone, killLeftovers, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
+import { groupGone, killedAfterEach, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
 const linux = process.platform === "linux";
-const leftovers: number[] = [];
+const leftovers = killedAfterEach();
 let runtime: SupervisedRuntime | null = null;
 
 afterEach(async () => {
   await runtime?.shutdown();
   runtime = null;
-  killLeftovers(leftovers, { groups: true });
 });
 
 const freshTag = () => `${randomBytes(6).toString("hex")}/job_1`;
@@ -98,7 +97,7 @@ describe.runIf(linux)("taggedProcesses (Linux /proc/<pid>/environ)", () => {
 
     const outcome = await stopGroup(pgid, { graceMs: 2000, tag });
     expect(outcome.confirmed).toBe(true);
-    expect(groupGone(pgid)).toBe(true);
+    expect(await groupGone(pgid)).toBe(true);
     expect(pidAlive(escapee)).toBe(false);
     expect(await taggedProcesses(tag)).toEqual([]);
   });
@@ -206,7 +205,7 @@ describe.runIf(linux)("a job whose descendant leaves its process group", () => {
       expect(result.cause).toBe("stopped");
       expect(result.cleanup).toBe("confirmed");
       expect(pidAlive(escapee)).toBe(false);
-      expect(groupGone(job.pgid()!)).toBe(true);
+      expect(await groupGone(job.pgid()!)).toBe(true);
     }, 60_000);
   }
 

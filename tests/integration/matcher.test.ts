@@ -1,15 +1,8 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import {
-  compilePattern,
-  createMatcher,
-  MatcherError,
-  matchLine,
-  requiredPrefix,
-  SANDBOX_BATCH_LINES,
-  type InlineMatcher,
-  type SandboxMatcher,
-} from "../../actors/monitor/matcher.ts";
+import { createMatcher, type InlineMatcher } from "../../actors/match/matcher.ts";
+import { compilePattern, matchLine, requiredPrefix } from "../../actors/match/pattern.ts";
+import { MatcherError, SANDBOX_BATCH_LINES, type SandboxMatcher } from "../../actors/match/sandbox-matcher.ts";
 import { validatePattern } from "../../shared/linear-regex.ts";
 import { disposedAfterEach } from "../fixtures/disposed.ts";
 import { waitFor } from "./helpers.ts";

@@ -68,7 +68,7 @@ describe("contract rules through the actor", () => {
     // The kill the monitor caused is not reported as the command's own exit.
     expect(report).not.toMatch(/exit_code=|signal=/);
     expect(record.job.result()).toMatchObject({ cause: "contract", cleanup: "confirmed" });
-    expect(groupGone(record.job.pgid() as number)).toBe(true);
+    expect(await groupGone(record.job.pgid() as number)).toBe(true);
     expect(pidAlive(Number(readFileSync(file("child.pid"), "utf8")))).toBe(false);
   });
 
@@ -126,7 +126,7 @@ describe("contract rules through the actor", () => {
     });
     expect(facts.outcome).toMatchObject({ status: "failure", matched: "FATAL", stoppedBy: "match" });
     expect(facts.elapsedMs).toBeLessThan(20_000);
-    expect(groupGone(record.job.pgid() as number)).toBe(true);
+    expect(await groupGone(record.job.pgid() as number)).toBe(true);
   });
 
   it("exit mode: the first candidate is immutable, its JSON parse error included", async () => {
@@ -171,7 +171,7 @@ describe("contract rules through the actor", () => {
     expect(record.job.result()).toMatchObject({ cause: "timeout", escalated: true, cleanup: "confirmed" });
     // The grace is a floor: SIGKILL never comes before 3 s + 1 s.
     expect(facts.elapsedMs).toBeGreaterThanOrEqual(3_950);
-    expect(groupGone(record.job.pgid() as number)).toBe(true);
+    expect(await groupGone(record.job.pgid() as number)).toBe(true);
     expect(report.split("\n")).toEqual(expect.arrayContaining(["status=timeout", "reason=timeout", "timeout_ms=3000"]));
     expect(report).toContain('"[stdout] started"');
   });
@@ -287,7 +287,7 @@ describe("stop and delivery through the service", () => {
     expect(record.final?.facts.outcome.output.map((line) => line.text)).toEqual(["working", "partial"]);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(deliveries.slice(before)).toEqual([]);
-    expect(groupGone(record.job.pgid() as number)).toBe(true);
+    expect(await groupGone(record.job.pgid() as number)).toBe(true);
   });
 
   it("stop(null) stops every active monitor and says how many", async () => {

@@ -29,7 +29,7 @@ describe("monitor stall_seconds", () => {
     expect(report).toContain("compiling");
     expect(lines.some((line) => line.startsWith("next=") && line.includes("stall_seconds"))).toBe(true);
     const pgid = record.job.pgid();
-    expect(pgid === null || groupGone(pgid)).toBe(true);
+    expect(pgid === null || (await groupGone(pgid))).toBe(true);
   });
 
   it("a run stuck at a prompt ends as failure reason=waiting_for_input", async () => {

@@ -110,7 +110,7 @@ describe("monitor_start guards", () => {
     const result = await pending;
     expect(result.content[0]).toMatchObject({ type: "text", text: expect.stringMatching(/^Monitor: cancel me\n[\s\S]*\nstatus=stopped\n/) });
     expect(result.structuredContent).toMatchObject({ status: "stopped" });
-    expect(groupGone(job.pgid() as number)).toBe(true);
+    expect(await groupGone(job.pgid() as number)).toBe(true);
     // A cancelled direct call never becomes a wake message.
     expect(pi.sent).toEqual([]);
   });

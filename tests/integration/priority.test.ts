@@ -1,8 +1,8 @@
 /**
  * Actor threads run ten nice steps below the host, so that output floods read there leave Pi's thread the CPU
- * (docs/decisions.md, "Actor threads run below the host; jobs' processes do not"). Pipe jobs' processes are forked by
+ * (docs/decisions/actor-priority.md). Pipe jobs' processes are forked by
  * the spawner, which runs at the host's priority; where they share its session they run ten steps below it, so that
- * they never starve its forks (docs/decisions.md, "Jobs share one scheduling group"), and elsewhere at its priority.
+ * they never starve its forks (docs/decisions/scheduling-group.md), and elsewhere at its priority.
  * A PTY job's process is forked by its actor and runs where the actor runs.
  */
 import { readdirSync, readFileSync } from "node:fs";

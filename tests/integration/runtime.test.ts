@@ -31,7 +31,7 @@ async function faultyEnd(fault: ReturnType<typeof withFault>, timeoutMs: number,
   const result = await job.done;
   expect(result.cause).toBe(cause);
   expect(result.cleanup).toBe("confirmed");
-  expect(groupGone(job.pgid()!)).toBe(true);
+  expect(await groupGone(job.pgid()!)).toBe(true);
   return result;
 }
 
@@ -160,7 +160,7 @@ describe("job runtime", () => {
     expect(result.escalated).toBe(true);
     expect(result.cleanup).toBe("confirmed");
     for (const pid of pids) expect(pidAlive(pid)).toBe(false);
-    expect(groupGone(job.pgid()!)).toBe(true);
+    expect(await groupGone(job.pgid()!)).toBe(true);
   });
 
   it("reclaims a backgrounded grandchild that holds the pipe after the shell exits", async () => {
@@ -171,7 +171,7 @@ describe("job runtime", () => {
     expect(result.exitCode).toBe(0);
     const sleeper = Number(text(job).find((line) => line.startsWith("started"))!.split(" ")[1]);
     expect(pidAlive(sleeper)).toBe(false);
-    expect(groupGone(job.pgid()!)).toBe(true);
+    expect(await groupGone(job.pgid()!)).toBe(true);
   });
 
   it("enforces the hard lifetime: timeout stops the group", async () => {
@@ -180,7 +180,7 @@ describe("job runtime", () => {
     const result = await job.done;
     expect(result.cause).toBe("timeout");
     expect(result.cleanup).toBe("confirmed");
-    expect(groupGone(job.pgid()!)).toBe(true);
+    expect(await groupGone(job.pgid()!)).toBe(true);
   });
 
   it("reports a missing working directory and a missing shell clearly, leaving nothing running", async () => {
@@ -246,7 +246,7 @@ describe("job runtime", () => {
     expect(result.cause).toBe("actor_crashed");
     expect(result.message).toMatch(/injected actor crash/);
     expect(result.cleanup).toBe("confirmed");
-    expect(groupGone(crashing.pgid()!)).toBe(true);
+    expect(await groupGone(crashing.pgid()!)).toBe(true);
     const other = await bystander.done;
     expect(other.cause).toBe("exit");
     expect(text(bystander)).toContain("bystander-done");
@@ -259,7 +259,7 @@ describe("job runtime", () => {
     expect(result.cause).toBe("actor_crashed");
     expect(result.message).toMatch(/injected actor crash/);
     expect(result.cleanup).toBe("confirmed");
-    expect(groupGone(job.pgid()!)).toBe(true);
+    expect(await groupGone(job.pgid()!)).toBe(true);
     // The runtime and its pool keep working afterwards.
     const next = await runtime.start(shellJob("echo still-fine")).done;
     expect(next.cause).toBe("exit");
@@ -324,7 +324,7 @@ describe("job runtime", () => {
       const result = await job.done;
       expect(result.cause).toBe("timeout");
       expect(result.cleanup).toBe("confirmed");
-      expect(groupGone(job.pgid()!)).toBe(true);
+      expect(await groupGone(job.pgid()!)).toBe(true);
       expect(await read).toBe("answered");
       // What makes it starved, not hung: its heartbeat stood still past STALLED_ACTOR_MS while its thread, at the lowest
       // priority, got too little CPU to have beaten.
@@ -387,10 +387,10 @@ describe("job runtime", () => {
     const groups = jobs.map((job) => job.pgid()!);
     expect(runtime.threads()).toBeGreaterThanOrEqual(64);
     // The 65th is refused while the 64 processes really exist (seen in the process table, not only in our state).
-    for (const pgid of groups) expect(groupGone(pgid)).toBe(false);
+    for (const pgid of groups) expect(await groupGone(pgid)).toBe(false);
     expect(() => runtime!.start(shellJob("echo 65th"))).toThrow(/capacity reached: 64 jobs/);
     await runtime.shutdown();
-    for (const pgid of groups) expect(groupGone(pgid)).toBe(true);
+    for (const pgid of groups) expect(await groupGone(pgid)).toBe(true);
     expect(runtime.threads()).toBe(0);
     for (const job of jobs) expect(job.result()?.cause).toBe("stopped");
     runtime = null;

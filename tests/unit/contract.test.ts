@@ -8,9 +8,9 @@ import {
   wantsSuccess,
   type ContractEvent,
   type ContractState,
-  type MatchKind,
   type ProcessEnd,
 } from "../../actors/monitor/contract.ts";
+import type { MatchKind } from "../../actors/match/raw-match.ts";
 import type { Completion, LineSource } from "../../mailbox/monitor.ts";
 
 const exited = (exitCode: number | null, signal: string | null = null): ProcessEnd => ({ cause: "exit", exitCode, signal });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ContractEvent } from "../../actors/monitor/contract.ts";
 import { createInlineMatching, literalsToSkipBy } from "../../actors/monitor/inline-matching.ts";
 import type { MatchingHost } from "../../actors/monitor/line-matching.ts";
-import { createMatcher, type InlineMatcher } from "../../actors/monitor/matcher.ts";
+import { createMatcher, type InlineMatcher } from "../../actors/match/matcher.ts";
 
 /** A host that records what the matching asks of it. */
 function recordingHost(wantSuccess = true) {

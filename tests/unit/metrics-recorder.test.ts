@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ENTRY_REQUEST, ENTRY_RUN, ENTRY_TRACE } from "../../host/metrics/constants.ts";
-import { readHistory, reconstructSamples } from "../../host/metrics/history.ts";
+import { readHistory } from "../../host/metrics/history.ts";
 import { Recorder, type RecorderDeps } from "../../host/metrics/recorder.ts";
-import type { RequestRecord, RunRecord } from "../../host/metrics/records.ts";
+import type { RequestRecord, RunRecord, Sample } from "../../host/metrics/records.ts";
 
 interface Harness {
   rec: Recorder;
@@ -10,6 +10,24 @@ interface Harness {
   clock: { t: number };
   failSaves: { on: boolean };
   errors: unknown[];
+}
+
+/**
+ * All samples of one request as a reader of the session file gets them back: its trace chunks in chunkIndex order,
+ * then the finalized record's inline fallback. Provisional checkpoints carry no samples, so nothing counts twice.
+ */
+function reconstructSamples(entries: Harness["entries"], requestId: string): Sample[] {
+  const chunks: { chunkIndex: number; samples: Sample[] }[] = [];
+  let inline: Sample[] = [];
+  for (const e of entries) {
+    const d = e.data as Record<string, unknown>;
+    if (typeof d !== "object" || d === null || d.requestId !== requestId) continue;
+    if (e.customType === ENTRY_TRACE && d.kind === "samples" && Array.isArray(d.samples)) {
+      chunks.push({ chunkIndex: typeof d.chunkIndex === "number" ? d.chunkIndex : 0, samples: d.samples as Sample[] });
+    } else if (e.customType === ENTRY_REQUEST && Array.isArray(d.samples)) inline = d.samples as Sample[];
+  }
+  chunks.sort((a, b) => a.chunkIndex - b.chunkIndex);
+  return [...chunks.flatMap((c) => c.samples), ...inline];
 }
 
 function harness(): Harness {

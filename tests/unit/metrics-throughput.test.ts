@@ -3,11 +3,16 @@ import {
   activityThroughput,
   coveredAggregate,
   eligiblePrefix,
-  requestEffTps,
   requestEligibility,
   streamSpan,
   type ThroughputInput,
 } from "../../host/metrics/throughput.ts";
+
+/** A request's own EFF TPS, as its eligibility gives it (null when it has none). */
+const requestEffTps = (r: ThroughputInput): number | null => {
+  const e = requestEligibility(r);
+  return e.eligible ? e.tps : null;
+};
 
 const req = (over: Partial<ThroughputInput> = {}): ThroughputInput => ({ stopReason: "stop", outputTokens: 200, reasoningTokens: null, streamMs: 5000, ...over });
 

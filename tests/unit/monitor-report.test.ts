@@ -11,7 +11,8 @@ import {
   structuredResult,
   type ReportInput,
 } from "../../host/monitor/report.ts";
-import { decodeRle, parseRle, RLE_ENCODING_LINE } from "../../host/monitor/rle.ts";
+import { RLE_ENCODING_LINE } from "../../host/monitor/rle.ts";
+import { decodeRle, parseRle } from "../fixtures/unrle.ts";
 import { MonitorStartOutput } from "../../host/monitor/schemas.ts";
 import { outcome } from "../fixtures/monitor-outcomes.ts";
 import { NO_EVIDENCE, type Evidence } from "../../mailbox/evidence.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_READY_TIMEOUT_MS, readyOf, stallOf } from "../../host/shell/ready-params.ts";
+import { DEFAULT_READY_TIMEOUT_MS, readyOf, stallOf } from "../../host/tools/ready.ts";
 
 const tool = "exec_command";
 

@@ -11,7 +11,7 @@ import { createJobCell, JobCellReader, JobCellWriter } from "../../mailbox/cell.
 import { limitPassed, tripMessage, Watchdog } from "../../actors/watch/usage-judge.ts";
 import { UsageMeter, type MemberSample } from "../../actors/watch/usage-meter.ts";
 import { readWatchdog, WATCHDOG_DEFAULTS } from "../../host/config.ts";
-import { limitsOf, MIN_MEMORY_MB } from "../../host/shell/limit-params.ts";
+import { limitsOf, MIN_MEMORY_MB } from "../../host/tools/limits.ts";
 import { validateExec } from "../../host/shell/validate.ts";
 import { validateMonitorStart } from "../../host/monitor/schemas.ts";
 import { limitLine } from "../../host/monitor/report.ts";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { compactPayloadLines, decodeRle, encodeRle, parseRle, RLE_ENCODING_LINE, RLE_PAYLOAD_KEY } from "../../host/monitor/rle.ts";
+import { compactPayloadLines, encodeRle, RLE_ENCODING_LINE, RLE_PAYLOAD_KEY } from "../../host/monitor/rle.ts";
+import { decodeRle, parseRle } from "../fixtures/unrle.ts";
 
 /** A small deterministic generator, so a failing case can be replayed from its seed. */
 function generator(seed: number): () => number {

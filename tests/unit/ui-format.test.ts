@@ -1,6 +1,6 @@
-/** One formatter per unit (ui/format.ts): each view's style of a unit, and "—" for what is unknown. */
+/** One formatter per unit (shared/format.ts): each view's style of a unit, and "—" for what is unknown. */
 import { describe, expect, it } from "vitest";
-import { bytes, cost, count, duration, elapsed, percent, rate, UNKNOWN } from "../../ui/format.ts";
+import { bytes, cost, count, duration, elapsed, percent, rate, UNKNOWN } from "../../shared/format.ts";
 
 describe("figures", () => {
   it("bytes: spaced up to GiB for the console, tight up to MiB for the metrics footer", () => {

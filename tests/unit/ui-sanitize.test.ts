@@ -10,9 +10,9 @@ import { resultBandLines, startBandLines } from "../../ui/bands.ts";
 import { initialState } from "../../ui/console-state.ts";
 import { renderConsole } from "../../ui/console-view.ts";
 import { renderFields } from "../../ui/fields.ts";
-import { sanitizeBlock, sanitizeInline } from "../../ui/sanitize.ts";
+import { sanitizeBlock, sanitizeInline } from "../../shared/sanitize.ts";
 import { renderPicker } from "../../ui/sessions-picker.ts";
-import { PLAIN_THEME } from "../../ui/theme.ts";
+import { PLAIN_THEME } from "../fixtures/plain-theme.ts";
 import { monitorJob, snapshotOf, START, terminalResult } from "../fixtures/ui-snapshots.ts";
 
 const C0 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).join("");

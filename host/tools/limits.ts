@@ -3,8 +3,9 @@
  * the limits the actor enforces over the job's tree (mailbox/spec.ts, ResourceLimits). Pure; every error names its
  * field. The limits need `/proc` to measure the tree, so they are refused where there is none rather than ignored.
  */
+import { Type } from "typebox";
 import type { ResourceLimits } from "../../mailbox/spec.ts";
-import type { Checked } from "./ready-params.ts";
+import { fail, type Checked } from "./checked.ts";
 
 /** Under this a memory limit could never be met: a shell and one small program already hold about as much. */
 export const MIN_MEMORY_MB = 16;
@@ -15,9 +16,16 @@ const MAX_PROCESSES = 1_000_000;
 
 const FIELDS = ["memory_mb", "cpu_seconds", "processes"] as const;
 
-function fail<T>(error: string): Checked<T> {
-  return { ok: false, error };
-}
+/** exec_command's and monitor_start's resource limits over the job's whole process tree, as declared to the model. */
+export const Limits = Type.Object(
+  {
+    memory_mb: Type.Optional(Type.Number()),
+    cpu_seconds: Type.Optional(Type.Number()),
+    processes: Type.Optional(Type.Integer()),
+  },
+  // Unknown fields are refused by name (limitsOf): the schema stays short, as every request pays it.
+  { description: "Stop the job once its process tree passes any: resident MiB, CPU seconds, live processes" },
+);
 
 /** `limits` as given to the tool; null when absent or empty. `platform` is where the jobs run. */
 export function limitsOf(tool: string, raw: unknown, platform: NodeJS.Platform = process.platform): Checked<ResourceLimits | null> {

@@ -2,19 +2,26 @@
  * Checks exec_command's `ready`, `stall_seconds` and `on_stall` and turns them into the watches the actor keeps.
  * Pure apart from compiling the pattern once (to reject one that cannot compile); every error names its field.
  */
+import { Type } from "typebox";
 import { validatePattern } from "../../shared/linear-regex.ts";
 import type { ReadySpec } from "../../mailbox/spec.ts";
-
-export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
+import { fail, type Checked } from "./checked.ts";
 
 /** The ready deadline when none is given. */
 export const DEFAULT_READY_TIMEOUT_MS = 60_000;
 /** Longest stall time accepted (a day). */
 const MAX_STALL_SECONDS = 86_400;
 
-function fail<T>(error: string): Checked<T> {
-  return { ok: false, error };
-}
+/** exec_command's `ready`, as declared to the model. */
+export const Ready = Type.Object(
+  {
+    pattern: Type.Optional(Type.String({ description: "Output regex" })),
+    port: Type.Optional(Type.Integer()),
+    http: Type.Optional(Type.String({ description: "URL or path on port; GET<500" })),
+    timeout_ms: Type.Optional(Type.Number()),
+  },
+  { additionalProperties: false, description: "Servers: return once all hold; job keeps running" },
+);
 
 /**
  * `ready` as given to the tool: { pattern?, port?, http?, timeout_ms? }, at least one condition. `http` is a URL, or a

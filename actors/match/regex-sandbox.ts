@@ -5,15 +5,8 @@
  * its deadline. Lines arrive in small batches and only the matches travel back.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import {
-  compilePattern,
-  matchLine,
-  type IndexedMatch,
-  type Pattern,
-  type SandboxInit,
-  type SandboxReply,
-  type SandboxRequest,
-} from "./matcher.ts";
+import { compilePattern, matchLine, type Pattern } from "./pattern.ts";
+import type { IndexedMatch, SandboxInit, SandboxReply, SandboxRequest } from "./sandbox-matcher.ts";
 
 const port = parentPort;
 if (port === null) throw new Error("regex-sandbox runs as a worker thread");
