@@ -16,7 +16,7 @@ import { threadCpuUsage } from "node:process";
 import { fileURLToPath } from "node:url";
 import { createJobCell, JobCellWriter } from "../mailbox/cell.ts";
 import type { ResourceLimits } from "../mailbox/spec.ts";
-import { TAG_VARIABLE } from "../shared/job-tag.ts";
+import { TAG_VARIABLE } from "../shared/process-table/index.ts";
 import { USAGE_SAMPLE_MS, UsageWatch } from "../actors/watch/usage-watch.ts";
 import { machineFacts, repetitions, round, sleep, waitFor, type Row } from "./shared.ts";
 

@@ -9,7 +9,7 @@ import { constants as osConstants } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { JobIo } from "../../mailbox/spec.ts";
 import type { SourceName } from "../../mailbox/constants.ts";
-import { TAG_VARIABLE } from "../../shared/job-tag.ts";
+import { TAG_VARIABLE } from "../../shared/process-table/index.ts";
 import { pipeIo } from "./pipe-io.ts";
 import { spawnThroughSpawner } from "./spawner-client.ts";
 import { threadEnv } from "../thread/env.ts";

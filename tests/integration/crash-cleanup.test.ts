@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { processesOfRuntimes, TAG_VARIABLE } from "../../shared/job-tag.ts";
+import { processTable, TAG_VARIABLE } from "../../shared/process-table/index.ts";
 import { cleanUpAfterCrashes, readStartTicks } from "../../host/safety/crash-cleanup.ts";
 import { formatRegistry, parseRegistry, REGISTRY_FILE, type Registry } from "../../host/safety/crash-registry.ts";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
@@ -74,7 +74,7 @@ async function deadPid(): Promise<{ pid: number; startTicks: number }> {
 
 async function allTagged(runtimeId: string, count: number): Promise<number[]> {
   const found = await waitFor(async () => {
-    const list = (await processesOfRuntimes([runtimeId])) ?? [];
+    const list = (await processTable().processesOfRuntimes([runtimeId])) ?? [];
     return list.length >= count ? list : null;
   }, 10_000, `${count} tagged processes`);
   const pids = found.map((process) => process.pid);
@@ -97,7 +97,7 @@ describe.runIf(linux)("the exit net", () => {
     try {
       await waitFor(async () => {
         // A scan that could not be made (null) proves nothing.
-        const found = await processesOfRuntimes([runtimeId]);
+        const found = await processTable().processesOfRuntimes([runtimeId]);
         left = (found ?? []).map((process) => process.pid);
         return found !== null && left.length === 0;
       }, 10_000, "no tagged process left");
