@@ -54,7 +54,7 @@ export interface SpawnRequest {
   cwd: string;
   env: Record<string, string> | null;
   io: JobIo;
-  /** The job's tag, set as PI_JOBS_JOB for the process and everything it starts (shared/job-tag.ts). */
+  /** The job's tag, set as PI_JOBS_JOB for the process and everything it starts (shared/process-table/tags.ts). */
   tag: string;
   /** The session spawner's socket (spawner/spawner.ts): a pipe job's process is started there when it answers. */
   spawner?: string | undefined;

@@ -4,17 +4,15 @@
  * chooses for itself, from the same environment and the same machine, so all choose alike.
  */
 import { existsSync } from "node:fs";
+import { processTableForced, type Env } from "../config.ts";
 import { procTable } from "./proc-table.ts";
 import { psTable } from "./ps-table.ts";
 import type { ProcessTable, TableKind } from "./table.ts";
 import type { PidWindow } from "./tags.ts";
 
-/** The environment switch, and its one value: any other leaves the choice to the machine. */
-export const TABLE_VARIABLE = "PI_JOBS_PROCESS_TABLE";
-
 /** Which backend `env` asks for on this machine. */
-export function chooseTable(env: NodeJS.ProcessEnv = process.env): TableKind {
-  if (env[TABLE_VARIABLE] === "ps") return "ps";
+export function chooseTable(env: Env = process.env): TableKind {
+  if (processTableForced(env)) return "ps";
   return process.platform === "linux" && existsSync("/proc/self/stat") ? "proc" : "ps";
 }
 

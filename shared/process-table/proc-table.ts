@@ -71,10 +71,10 @@ class ProcTreeSampler implements TreeSampler {
 
   private sample(): void {
     const at = performance.now();
-    this.onSample(at, this.read());
+    this.onSample(at, this.readNow());
   }
 
-  private read(): MemberSample[] {
+  readNow(): MemberSample[] {
     const page = pageBytes();
     const samples: MemberSample[] = [];
     for (const pid of this.members.look()) {

@@ -40,7 +40,7 @@ function pidFilter(window: PidWindow | undefined): (pid: number) => boolean {
 
 /**
  * Pids of the processes that carry the tag (zombies excluded: their environment is gone with their memory);
- * null where environments cannot be read (not Linux, or no /proc). Read a slice per turn (shared/proc-scan.ts).
+ * null where environments cannot be read (not Linux, or no /proc). Read a slice per turn (shared/process-table/proc-scan.ts).
  */
 export async function taggedProcesses(tag: string, window?: PidWindow): Promise<number[] | null> {
   return (await scanTag(tag, window))?.tagged ?? null;

@@ -40,6 +40,8 @@ export interface TreeSampler {
    * is its own only (`ps`): the usage meter counts a member that ended differently (actors/watch/usage-meter.ts).
    */
   readonly countsReaped: boolean;
+  /** A sample taken now, where the backend reads a tree at once (the /proc backend): a bench's or a test's own clock. */
+  readNow?(): MemberSample[];
   dispose(): void;
 }
 
