@@ -56,7 +56,7 @@ function runSync(program: string, args: readonly string[]): { output: string | n
 
 /** The rows, less the `ps` process itself (its own environment may carry a tag: Pi running inside a job). */
 function rowsOf(result: { output: string | null; pid: number | undefined }): PsRow[] | null {
-  return result.output === null ? null : parsePs(result.output).filter((row) => row.pid !== result.pid && row.pid !== process.pid);
+  return result.output === null ? null : parsePs(result.output).filter((row) => row.pid !== result.pid);
 }
 
 export async function ps(select: readonly string[]): Promise<PsRow[] | null> {

@@ -22,7 +22,7 @@ function ofRuntimes(rows: readonly PsRow[] | null, runtimeIds: readonly string[]
   const wanted = new Set(runtimeIds);
   const found: TaggedProcess[] = [];
   for (const row of rows) {
-    if (row.tag === null || row.state === "Z") continue;
+    if (row.tag === null || row.state === "Z" || row.pid === process.pid) continue;
     const runtime = runtimeOfTag(row.tag);
     if (runtime !== null && wanted.has(runtime)) found.push({ pid: row.pid, tag: row.tag });
   }
@@ -68,7 +68,7 @@ export const psTable: ProcessTable = {
   async scanTag(tag) {
     const rows = await userProcesses();
     if (rows === null) return null;
-    return { tagged: sortPids(rows.filter((row) => row.tag === tag && row.state !== "Z").map((row) => row.pid)), unsettled: [] };
+    return { tagged: sortPids(rows.filter((row) => row.tag === tag && row.state !== "Z" && row.pid !== process.pid).map((row) => row.pid)), unsettled: [] };
   },
   async stillTagged(pids, tag) {
     const rows = await rowsOf(pids);
