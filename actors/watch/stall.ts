@@ -27,6 +27,8 @@ export interface StallFlags {
 interface CpuSample {
   at: number;
   cpuMs: number;
+  /** The step the figure grows by (its resolution): 10 ms from /proc, a whole second from procps `ps`. */
+  stepMs: number;
 }
 
 export class StallWatch {
@@ -57,12 +59,15 @@ export class StallWatch {
     return [{ kind: "active" }];
   }
 
-  /** A CPU sample of the tree: total CPU time (user + system) its processes have used so far, in ms. */
-  cpu(now: number, cpuMs: number): void {
+  /**
+   * A CPU sample of the tree: total CPU time (user + system) its processes have used so far, in ms, counted in steps of
+   * `stepMs`.
+   */
+  cpu(now: number, cpuMs: number, stepMs = 10): void {
     const last = this.samples[this.samples.length - 1];
     // A process of the tree ended and its time left with it: the window restarts from here, never goes negative.
     if (last !== undefined && cpuMs < last.cpuMs) this.samples = [];
-    this.samples.push({ at: now, cpuMs });
+    this.samples.push({ at: now, cpuMs, stepMs });
     // Only the baseline (first sample after the output) and the newest are needed.
     if (this.samples.length > 2) this.samples.splice(1, this.samples.length - 2);
   }
@@ -88,8 +93,10 @@ export class StallWatch {
     if (this.stallMs !== null && !this.flags.stalled && quietMs >= this.stallMs) {
       const first = this.samples[0];
       const last = this.samples[this.samples.length - 1];
-      // Without two samples spanning most of the quiet time nothing can be said about the CPU yet.
-      if (first !== undefined && last !== undefined && last.at - first.at >= this.stallMs * 0.5) {
+      // Without two samples spanning most of the quiet time nothing can be said about the CPU yet; nor before they span
+      // two steps of the figure, over which a busy tree always shows one (a whole second's step: procps `ps`).
+      const span = first === undefined || last === undefined ? 0 : last.at - first.at;
+      if (first !== undefined && last !== undefined && span >= Math.max(this.stallMs * 0.5, 2 * last.stepMs)) {
         const cpuMs = last.cpuMs - first.cpuMs;
         if (cpuMs < (last.at - first.at) * STALL_CPU_SHARE) {
           this.flags = { ...this.flags, stalled: true };

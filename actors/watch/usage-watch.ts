@@ -37,8 +37,8 @@ export interface UsageWatchOptions {
   runaway(reason: RunawayReason): void;
   /** Sample at least this often (a stall watch wants several samples in its quiet window); default: the cadence above. */
   everyMs?: number;
-  /** Each sample of a tree that still has members, at the monotonic time it was taken. */
-  onSample?(at: number, usage: TreeUsage): void;
+  /** Each sample of a tree that still has members, at the monotonic time it was taken, and its CPU figures' step. */
+  onSample?(at: number, usage: TreeUsage, cpuStepMs: number): void;
 }
 
 export class UsageWatch {
@@ -81,7 +81,7 @@ export class UsageWatch {
     const usage = this.meter.sample(at, samples);
     this.options.cell.setUsage(usage);
     // A tree with no member left says nothing about idleness: its CPU is unknown, never zero.
-    if (samples.length > 0) this.options.onSample?.(at, usage);
+    if (samples.length > 0) this.options.onSample?.(at, usage, this.sampler?.cpuStepMs ?? 10);
     const { limits } = this.options;
     if (limits !== null && !this.tripped) {
       const trip = limitPassed(limits, usage);

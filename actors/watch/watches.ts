@@ -57,7 +57,7 @@ export class JobWatch {
       limitPassed: (trip) => options.limitPassed(trip),
       runaway: (reason) => options.notice("runaway", reason),
       // A quarter of the stall time between samples: the quiet window always spans several of them.
-      ...(stallMs !== null ? { everyMs: Math.min(5_000, Math.max(250, Math.round(stallMs / 4))), onSample: (at, usage) => this.sampled(at, usage.cpuMs) } : {}),
+      ...(stallMs !== null ? { everyMs: Math.min(5_000, Math.max(250, Math.round(stallMs / 4))), onSample: (at, usage, stepMs) => this.sampled(at, usage.cpuMs, stepMs) } : {}),
     });
     const ready = options.spec?.ready ?? null;
     this.readyWatch = ready === null
@@ -107,9 +107,9 @@ export class JobWatch {
   }
 
   /** A sample of the tree's CPU (the usage watch's): without samples the watch never calls the job stalled. */
-  private sampled(at: number, cpuMs: number): void {
+  private sampled(at: number, cpuMs: number, stepMs: number): void {
     if (!this.stall.wantsCpu()) return;
-    this.stall.cpu(at, cpuMs);
+    this.stall.cpu(at, cpuMs, stepMs);
     this.apply(this.stall.check(at));
   }
 

@@ -44,6 +44,7 @@ function groupScan(pgid: number | null, among: readonly number[] | null): ProcSc
  */
 class ProcTreeSampler implements TreeSampler {
   readonly countsReaped = true;
+  readonly cpuStepMs = 1000 / TICKS_PER_SECOND;
   private readonly members: TreeMembers;
   private readonly starts = new Map<number, number>();
   private readonly timer: ReturnType<typeof setInterval>;

@@ -19,6 +19,8 @@ export interface PsRow {
   rssBytes: number;
   /** Own CPU time (user and system), ms: whole seconds from procps, hundredths from BSD. */
   cpuMs: number;
+  /** The step of `cpuMs`: 10 where `time` printed hundredths (BSD), 1000 where whole seconds (procps). */
+  cpuStepMs: number;
   /** Epoch seconds of the start (`lstart`, whole seconds on both). */
   startedAt: number;
   /** The value of its job tag, from the environment `ps` shows after the command; null when it has none. */
@@ -88,6 +90,7 @@ export function parsePsLine(line: string): PsRow | null {
     state,
     rssBytes: rssKib * 1024,
     cpuMs,
+    cpuStepMs: words[5]!.includes(".") ? 10 : 1000,
     startedAt,
     tag: tagInArgs(line),
   };

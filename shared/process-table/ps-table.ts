@@ -42,11 +42,14 @@ const rowsOfNow = (among: readonly number[] | null): PsRow[] | null =>
 /** A job's tree: the rows of its tag in each of the runtime's samples. */
 class PsTreeSampler implements TreeSampler {
   readonly countsReaped = false;
+  /** Whole seconds until a sample shows finer figures (BSD `ps` prints hundredths). */
+  cpuStepMs = 1000;
   private readonly unsubscribe: () => void;
 
   constructor(options: TreeSamplerOptions) {
     const runtime = runtimeOfTag(options.tag) ?? options.tag;
     this.unsubscribe = subscribeTree(runtime, options.tag, options.everyMs, (at, rows) => {
+      if (rows.length > 0) this.cpuStepMs = Math.max(...rows.map((row) => row.cpuStepMs));
       const members: MemberSample[] = rows.map((row) => ({
         pid: row.pid,
         ppid: row.ppid,

@@ -40,6 +40,11 @@ export interface TreeSampler {
    * is its own only (`ps`): the usage meter counts a member that ended differently (actors/watch/usage-meter.ts).
    */
   readonly countsReaped: boolean;
+  /**
+   * The step a member's CPU figure grows by: 10 ms from /proc (clock ticks) and BSD `ps` (hundredths), a whole second
+   * from procps `ps`. A judgement of how busy a tree is needs samples that span a few steps.
+   */
+  readonly cpuStepMs: number;
   /** A sample taken now, where the backend reads a tree at once (the /proc backend): a bench's or a test's own clock. */
   readNow?(): MemberSample[];
   dispose(): void;
