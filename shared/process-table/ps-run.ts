@@ -14,11 +14,15 @@ const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 const ENV = { ...process.env, LC_ALL: "C" };
 
 /**
- * The `ps` arguments: `eww` first — the one word BSD `ps` reads as old-style options (it puts a dash before its first
- * argument when it has none), procps as BSD-style ones — asks for the environment after the command, at any width.
+ * The options that show each process's environment after its command, at any width. The two `ps` spell it apart:
+ * macOS's `-E` ("display the environment as well"; its `-e` selects every process, like `-A`, and `-x` keeps the
+ * processes without a terminal in a selection), procps's BSD-style `e` ("show the environment after the command"; it has
+ * no `-E`). docs/decisions.md, "One process table, two backends".
  */
+const SHOW_ENVIRONMENT = process.platform === "darwin" ? ["-Exww"] : ["eww"];
+
 function psArgs(select: readonly string[]): string[] {
-  return ["eww", ...select, "-o", PS_COLUMNS];
+  return [...SHOW_ENVIRONMENT, ...select, "-o", PS_COLUMNS];
 }
 
 /** `-U <uid>`: the user's own processes, the only ones whose environment can be read; `-p a,b,c`: those pids. */
