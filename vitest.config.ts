@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * Two projects: every test with the process table the machine chooses (`/proc` on Linux), and the integration tests of
+ * Two projects: every test with the process table the machine chooses (`proc` on Linux), and the integration tests of
  * each feature that rests on the table again with the portable one forced (`PI_JOBS_PROCESS_TABLE=ps`), as macOS runs
  * it: stopping what left the group and the exit net and crash cleanup (job-tag, crash-cleanup), readiness by port,
  * listening ports and stalls of shell jobs (services), limits, the watchdog and the usage figures (resource-limits),

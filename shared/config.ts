@@ -39,7 +39,7 @@ export function workersFromDist(env: Env): boolean {
 export const PROCESS_TABLE_SWITCH: SwitchNames = ["PI_JOBS_PROCESS_TABLE"];
 
 /**
- * `PI_JOBS_PROCESS_TABLE=ps`: the process table reads `ps` and `lsof` even where `/proc` is mounted, as it does on
+ * `PI_JOBS_PROCESS_TABLE=ps`: the process table reads `ps` and `lsof` even where the kernel's process files can be read, as it does on
  * macOS (shared/process-table/). Any other value leaves the choice to the machine.
  */
 export function processTableForced(env: Env): boolean {

@@ -218,7 +218,7 @@ export interface StopOptions {
    * stop is confirmed only once none remains. Where environments cannot be read it is never confirmed.
    */
   tag?: string;
-  /** Epoch ms when the leader was spawned: lets a tag scan read only processes started since (the /proc backend). */
+  /** Epoch ms when the leader was spawned: lets a tag scan read only processes started since (the `proc` backend). */
   spawnedAt?: number;
   /** Settles when the leader (the job's direct child) exited: the wait checks then instead of at the next poll. */
   leaderExit?: Promise<unknown>;

@@ -27,7 +27,7 @@ export interface StallFlags {
 interface CpuSample {
   at: number;
   cpuMs: number;
-  /** The step the figure grows by (its resolution): 10 ms from /proc, a whole second from procps `ps`. */
+  /** The step the figure grows by (its resolution): 10 ms from the `proc` backend, a whole second from procps `ps`. */
   stepMs: number;
 }
 

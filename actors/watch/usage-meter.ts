@@ -4,7 +4,7 @@
  *
  * CPU time is counted so that it only grows and nothing counts twice. The sample adds what each member gained since
  * the previous one, a new member's whole figure, and nothing for a member that is gone. Where a member's figure counts
- * the children it has reaped too (the /proc backend of the process table), a member that ends is reaped by its parent,
+ * the children it has reaped too (the `proc` backend of the process table), a member that ends is reaped by its parent,
  * whose figure grows by all of the child's time, of which what the previous sample already counted is taken off
  * again. Where it counts its own time only (`ps`), a member that ends simply stops adding. Either way a member takes
  * its last interval's time with it when it ends unseen: at most one interval of one process is lost, never counted

@@ -1,6 +1,6 @@
 /**
  * Samples a job's process tree for its actor: every process carrying its tag, as the process table samples it
- * (shared/process-table/: from `/proc` on this thread, or from the runtime's one `ps` per sample). The figures go to the
+ * (shared/process-table/: from the `proc` backend on this thread, or from the runtime's one `ps` per sample). The figures go to the
  * job's shared cell, where the host reads them without a message; the job's limits and the watchdog judge each sample
  * (actors/watch/usage-judge.ts). A limit passed asks the actor to stop the job; a runaway sets the cell's flag and is
  * reported once per episode. It is the job's one reader of its tree: the stall watch judges idleness from the same
@@ -18,7 +18,7 @@ export const USAGE_SAMPLE_MS = 1_000;
 /** Between samples of a job with a limit: a runaway allocation or fork loop is caught within a few of these. */
 export const LIMIT_SAMPLE_MS = 250;
 /**
- * How often a job without limits probes the pids allocated anywhere for its tag (the /proc backend's tree); its
+ * How often a job without limits probes the pids allocated anywhere for its tag (the `proc` backend's tree); its
  * members' children are read at every sample. A job with a limit probes at every sample: a fork loop whose parents
  * end at once leaves only orphans, which the probe alone finds.
  */
@@ -68,7 +68,7 @@ export class UsageWatch {
   }
 
   /**
-   * One sample taken now, where the table reads a tree at once (the /proc backend: a test's or the bench's own
+   * One sample taken now, where the table reads a tree at once (the `proc` backend: a test's or the bench's own
    * clock); elsewhere the samples come only as the runtime's sampler takes them.
    */
   sample(): void {

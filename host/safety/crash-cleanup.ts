@@ -86,7 +86,7 @@ export function createRegistryRecorder(dir: string, runtimeId: string): Registry
     add(job) {
       const entry: RegistryJob = { ...job, leaderStartTicks: null };
       jobs.set(job.tag, entry);
-      // Written once the leader's start time is known: at once from /proc, after a `ps` (off Pi's thread) otherwise.
+      // Written once the leader's start time is known: at once from the `proc` backend, after a `ps` (off Pi's thread) otherwise.
       const written = (start: number | null) => {
         if (jobs.get(job.tag) !== entry) return;
         entry.leaderStartTicks = start;
@@ -169,7 +169,7 @@ export interface CleanupReport {
 
 /**
  * Ends every process left by a dead owner's runtime (SIGTERM, SIGKILL after `graceMs`, then waits until each is gone)
- * and removes the registries that are fully cleaned up. It runs on Pi's thread: every read of /proc goes a slice per
+ * and removes the registries that are fully cleaned up. It runs on Pi's thread: every read of the `proc` backend goes a slice per
  * turn of the event loop, or waits for a `ps` (shared/process-table/), and the scans of every process share one pass.
  */
 export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: number; confirmMs?: number } = {}): Promise<CleanupReport> {

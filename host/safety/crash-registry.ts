@@ -4,7 +4,7 @@
  * host/safety/crash-cleanup.ts.
  *
  * A process id alone cannot say whether the Pi that wrote a registry still runs: the pid may have been reused. So the
- * owner is named by its pid and its start time (as the process table tells it: clock ticks since boot from the /proc
+ * owner is named by its pid and its start time (as the process table tells it: clock ticks since boot from the `proc`
  * backend, epoch seconds from `ps`), and likewise each job's group leader, so that a group id reused since is never
  * signalled. The registry names the table whose figures it holds: a session on the other table cannot compare them,
  * and leaves the registry to one on the same table.
@@ -57,7 +57,7 @@ export function parseRegistry(text: string): { registry: Registry } | { error: s
   if (value.version !== VERSION) return { error: `version: expected ${VERSION}` };
   const owner = value.owner;
   if (!isRecord(owner) || !isPid(owner.pid) || !isCount(owner.startTicks)) return { error: "owner: expected { pid, startTicks }" };
-  // A registry written before the table was named holds /proc figures.
+  // A registry written before the table was named holds the `proc` backend's figures.
   const table = owner.table ?? "proc";
   if (table !== "proc" && table !== "ps") return { error: 'owner.table: expected "proc" or "ps"' };
   if (typeof value.runtimeId !== "string" || !/^[0-9a-f]+$/.test(value.runtimeId)) return { error: "runtimeId: expected hex" };

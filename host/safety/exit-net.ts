@@ -30,7 +30,7 @@ export function installExitNet(source: ExitNetSource): () => void {
 
 /**
  * Synchronous and never throws: it runs while the process is exiting. The one scan of the process table on Pi's thread
- * that does not yield (a pass over /proc, or a `ps` waited for): nothing is left to keep responsive.
+ * that does not yield (a pass of the `proc` backend, or a `ps` waited for): nothing is left to keep responsive.
  */
 export function killOnExit(source: ExitNetSource): void {
   for (const pgid of source.liveGroups()) {
