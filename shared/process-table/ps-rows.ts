@@ -1,7 +1,7 @@
 /**
  * What `ps` and `lsof` print, parsed (pure). The columns are asked for with keywords both BSD `ps` (macOS) and procps
- * (Linux) accept; where the two print a column differently the parser takes both forms (docs/decisions.md, "One process
- * table, two backends").
+ * (Linux) accept; where the two print a column differently the parser takes both forms
+ * (docs/decisions.md, "One process table, two backends").
  */
 import { TAG_VARIABLE } from "./tags.ts";
 
