@@ -37,8 +37,14 @@ export interface UsageWatchOptions {
   runaway(reason: RunawayReason): void;
   /** Sample at least this often (a stall watch wants several samples in its quiet window); default: the cadence above. */
   everyMs?: number;
-  /** Each sample of a tree that still has members, at the monotonic time it was taken, and its CPU figures' step. */
-  onSample?(at: number, usage: TreeUsage, cpuStepMs: number): void;
+  /** Each sample of a tree that still has members, at the monotonic time it was taken. */
+  onSample?(at: number, usage: TreeUsage, cpu: SampleCpu): void;
+}
+
+/** What a sample says of its CPU figure beyond the figure: its step, and whether a member was runnable. */
+export interface SampleCpu {
+  stepMs: number;
+  runnable: boolean;
 }
 
 export class UsageWatch {
@@ -81,7 +87,8 @@ export class UsageWatch {
     const usage = this.meter.sample(at, samples);
     this.options.cell.setUsage(usage);
     // A tree with no member left says nothing about idleness: its CPU is unknown, never zero.
-    if (samples.length > 0) this.options.onSample?.(at, usage, this.sampler?.cpuStepMs ?? 10);
+    const cpu = { stepMs: this.sampler?.cpuStepMs ?? 10, runnable: samples.some((member) => member.runnable) };
+    if (samples.length > 0) this.options.onSample?.(at, usage, cpu);
     const { limits } = this.options;
     if (limits !== null && !this.tripped) {
       const trip = limitPassed(limits, usage);

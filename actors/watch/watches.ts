@@ -13,7 +13,7 @@ import { processTable } from "../../shared/process-table/index.ts";
 import { detectPrompt, PROMPT_MAX_CHARS } from "./prompt-detect.ts";
 import { ReadyWatch } from "./ready.ts";
 import { StallWatch, type StallEvent } from "./stall.ts";
-import { UsageWatch } from "./usage-watch.ts";
+import { UsageWatch, type SampleCpu } from "./usage-watch.ts";
 import { UnterminatedLine } from "../output/unterminated-line.ts";
 
 /** How much of an unterminated line is kept to judge whether it is a prompt. */
@@ -57,7 +57,7 @@ export class JobWatch {
       limitPassed: (trip) => options.limitPassed(trip),
       runaway: (reason) => options.notice("runaway", reason),
       // A quarter of the stall time between samples: the quiet window always spans several of them.
-      ...(stallMs !== null ? { everyMs: Math.min(5_000, Math.max(250, Math.round(stallMs / 4))), onSample: (at, usage, stepMs) => this.sampled(at, usage.cpuMs, stepMs) } : {}),
+      ...(stallMs !== null ? { everyMs: Math.min(5_000, Math.max(250, Math.round(stallMs / 4))), onSample: (at, usage, cpu) => this.sampled(at, usage.cpuMs, cpu) } : {}),
     });
     const ready = options.spec?.ready ?? null;
     this.readyWatch = ready === null
@@ -107,9 +107,9 @@ export class JobWatch {
   }
 
   /** A sample of the tree's CPU (the usage watch's): without samples the watch never calls the job stalled. */
-  private sampled(at: number, cpuMs: number, stepMs: number): void {
+  private sampled(at: number, cpuMs: number, cpu: SampleCpu): void {
     if (!this.stall.wantsCpu()) return;
-    this.stall.cpu(at, cpuMs, stepMs);
+    this.stall.cpu(at, cpuMs, cpu.stepMs, cpu.runnable);
     this.apply(this.stall.check(at));
   }
 

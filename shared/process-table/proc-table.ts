@@ -15,6 +15,7 @@ import type { ProcessEntry, MemberSample, ProcessTable, TreeSampler, TreeSampler
 const FIRST_SAMPLE_MS = 50;
 
 const CPU_FIELDS = ["utime", "stime", "cutime", "cstime"] as const;
+const RUNNABLE = new Set(["R", "D"]);
 
 function memberOf(pid: number, fields: readonly string[] | null): ProcessEntry | null {
   if (fields === null) return null;
@@ -96,6 +97,7 @@ class ProcTreeSampler implements TreeSampler {
         cpuMs: (ticks * 1000) / TICKS_PER_SECOND,
         rssBytes: (statNumber(fields, "rss") || 0) * page,
         zombie: statField(fields, "state") === "Z",
+        runnable: RUNNABLE.has(statField(fields, "state") ?? ""),
       });
     }
     return samples;

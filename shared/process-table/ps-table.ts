@@ -15,6 +15,9 @@ import { subscribeTree } from "./ps-sampler.ts";
 import { runtimeOfTag, type TaggedProcess } from "./tags.ts";
 import type { ProcessEntry, MemberSample, ProcessTable, TreeSampler, TreeSamplerOptions } from "./table.ts";
 
+/** Running or runnable (R), and waiting for a disk: D on procps, U ("uninterruptible wait") on BSD. */
+const RUNNABLE = new Set(["R", "D", "U"]);
+
 const sortPids = (pids: number[]): number[] => pids.sort((a, b) => a - b);
 
 function ofRuntimes(rows: readonly PsRow[] | null, runtimeIds: readonly string[]): TaggedProcess[] | null {
@@ -56,6 +59,7 @@ class PsTreeSampler implements TreeSampler {
         cpuMs: row.cpuMs,
         rssBytes: row.rssBytes,
         zombie: row.state === "Z",
+        runnable: RUNNABLE.has(row.state),
       }));
       options.onSample(at, members);
     });

@@ -31,6 +31,8 @@ export interface MemberSample {
   rssBytes: number;
   /** A zombie: it counts its CPU time until it is reaped, but neither memory nor a live process. */
   zombie: boolean;
+  /** Running or waiting for a CPU or a disk (state R, D; U on macOS) when sampled. */
+  runnable: boolean;
 }
 
 /** Samples one job's tree on the calling thread's timers, until disposed. */

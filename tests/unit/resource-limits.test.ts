@@ -29,7 +29,7 @@ import { listAnswer, sessionEntry } from "../../host/shell/session-answers.ts";
 import { figures, reading, settings } from "../fixtures/shell-readings.ts";
 
 const MIB = 1024 * 1024;
-const member = (pid: number, ppid: number, cpuMs: number, over: Partial<MemberSample> = {}): MemberSample => ({ pid, ppid, cpuMs, rssBytes: 10 * MIB, zombie: false, ...over });
+const member = (pid: number, ppid: number, cpuMs: number, over: Partial<MemberSample> = {}): MemberSample => ({ pid, ppid, cpuMs, rssBytes: 10 * MIB, zombie: false, runnable: false, ...over });
 const usage = (over: Partial<TreeUsage> = {}): TreeUsage => ({ rssBytes: 0, peakRssBytes: 0, cpuPercent: null, cpuMs: 0, processes: 1, peakProcesses: 1, ...over });
 
 describe("the tree's CPU time", () => {
