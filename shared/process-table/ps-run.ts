@@ -6,8 +6,11 @@
 import { execFile, spawnSync } from "node:child_process";
 import { parsePs, PS_COLUMNS, type PsRow } from "./ps-rows.ts";
 
-/** A `ps` of a busy machine answers in tens of milliseconds; one that has not in this long is not waited for. */
-const TIMEOUT_MS = 5_000;
+/**
+ * A `ps` or `lsof` answers in tens of milliseconds, and in seconds on a machine with every core busy; one that has not
+ * in this long is not waited for.
+ */
+const TIMEOUT_MS = 10_000;
 /** Environments included, a few KiB a process: this holds thousands of processes. */
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
@@ -71,9 +74,12 @@ export function psNow(select: readonly string[]): PsRow[] | null {
   return rowsOf(runSync("ps", psArgs(select)));
 }
 
-/** `lsof`'s answer on the listening TCP sockets of `pids` (`-F pn`: parse with parseLsofPorts); null without lsof. */
+/**
+ * `lsof`'s answer on the listening TCP sockets of `pids` (`-F pn`: parse with parseLsofPorts); null without lsof. `-w`
+ * keeps its warnings (a file system it cannot stat) off stderr, where they would make an answer look failed.
+ */
 export async function lsofListening(pids: readonly number[]): Promise<string | null> {
-  const result = await run("lsof", ["-nP", "-a", "-iTCP", "-sTCP:LISTEN", "-p", pids.join(","), "-F", "pn"]);
+  const result = await run("lsof", ["-w", "-nP", "-a", "-iTCP", "-sTCP:LISTEN", "-p", pids.join(","), "-F", "pn"]);
   return result.output;
 }
 
