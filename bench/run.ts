@@ -23,13 +23,14 @@ import { machineFacts, QUICK, sleep, type MachineFacts, type Row } from "./share
 import { benchStart, startRows, type StartResult } from "./start.ts";
 import { benchWaitJobs, waitJobsRows, type WaitJobsBenchResult } from "./wait-jobs.ts";
 import { benchUsageSampling, usageSamplingRows, type UsageSamplingResult } from "./usage-sampling.ts";
+import { benchTableSampling, tableSamplingRows, type TableSamplingResult } from "./table-sampling.ts";
 
 /**
  * The order they run in (the table keeps its own). Starts under load run before the lifecycle's 20,000 short jobs, not
  * right after them: there, a batch of 64 `sleep 600` took 1.84× the floor against 1.63× with nothing run before it
  * (benchmarks.md, "Targets").
  */
-const NAMES = ["ingest", "responsiveness", "dataplane", "start", "memory", "burst", "lifecycle", "waitjobs", "sampling"] as const;
+const NAMES = ["ingest", "responsiveness", "dataplane", "start", "memory", "burst", "lifecycle", "waitjobs", "sampling", "table"] as const;
 type Name = (typeof NAMES)[number];
 /** The suites that measure the installed copy beside the checkout. */
 const INSTALLED: readonly Name[] = ["dataplane", "start", "memory", "lifecycle", "burst"];
@@ -48,6 +49,7 @@ interface Results {
   burst?: BurstResult;
   waitjobs?: WaitJobsBenchResult;
   sampling?: UsageSamplingResult;
+  processTable?: TableSamplingResult;
   table: Row[];
 }
 
@@ -124,6 +126,7 @@ async function main(): Promise<void> {
     else if (name === "burst") results.burst = await benchBurst();
     else if (name === "waitjobs") results.waitjobs = await benchWaitJobs();
     else if (name === "sampling") results.sampling = await benchUsageSampling();
+    else if (name === "table") results.processTable = await benchTableSampling();
     else results.memory = await benchMemory();
     console.error(`  ${name} took ${((performance.now() - at) / 1000).toFixed(1)} s`);
     // Let the threads and processes of one benchmark wind down before the next one measures.
@@ -140,6 +143,7 @@ async function main(): Promise<void> {
     ...(results.burst ? burstRows(results.burst) : []),
     ...(results.waitjobs ? waitJobsRows(results.waitjobs) : []),
     ...(results.sampling ? usageSamplingRows(results.sampling) : []),
+    ...(results.processTable ? tableSamplingRows(results.processTable) : []),
   ];
   const table = markdownTable(results.table);
   console.log(`${table}\n\n${machineLine(results)}`);

@@ -5,7 +5,7 @@
  * divided by jobs and seconds. The first look of each job, which scans for its tag as the cleanup does, is reported
  * apart: it happens once per job. Then 64 forking jobs (a tagged `while :; do sleep 0.1; done` each: the machine
  * allocates 640 pids a second) sampled the same way, and again as a job with a limit samples them, probing the pids
- * allocated anywhere at every sample (actors/watch/tree-members.ts). Linux only (elsewhere there is nothing to sample).
+ * allocated anywhere at every sample (shared/process-table/proc-tree.ts). Linux only (elsewhere there is nothing to sample).
  *
  * Run on its own with `node bench/usage-sampling.ts` (it prints the rows and writes bench/results/usage-sampling.json),
  * or as the `sampling` suite of `npm run bench`.
@@ -16,7 +16,7 @@ import { threadCpuUsage } from "node:process";
 import { fileURLToPath } from "node:url";
 import { createJobCell, JobCellWriter } from "../mailbox/cell.ts";
 import type { ResourceLimits } from "../mailbox/spec.ts";
-import { TAG_VARIABLE } from "../shared/job-tag.ts";
+import { TAG_VARIABLE } from "../shared/process-table/index.ts";
 import { USAGE_SAMPLE_MS, UsageWatch } from "../actors/watch/usage-watch.ts";
 import { machineFacts, repetitions, round, sleep, waitFor, type Row } from "./shared.ts";
 

@@ -6,7 +6,7 @@
  */
 import { totalmem } from "node:os";
 import type { WatchdogSpec } from "../mailbox/spec.ts";
-import { readSwitch, WORKERS_SWITCH, type Env, type SwitchNames } from "../shared/config.ts";
+import { readSwitch, PROCESS_TABLE_SWITCH, WORKERS_SWITCH, type Env, type SwitchNames } from "../shared/config.ts";
 
 /** Each switch's name, then its aliases. */
 export const SWITCHES = {
@@ -19,6 +19,7 @@ export const SWITCHES = {
   workers: WORKERS_SWITCH,
   demo: ["PI_JOBS_DEMO"],
   watchdog: ["PI_JOBS_WATCHDOG"],
+  processTable: PROCESS_TABLE_SWITCH,
 } as const satisfies Record<string, SwitchNames>;
 
 const isOff = (env: Env, names: SwitchNames): boolean => readSwitch(env, names)?.raw === "0";
@@ -33,12 +34,9 @@ export function redactionEnabled(env: Env): boolean {
   return !isOff(env, SWITCHES.redact);
 }
 
-/**
- * `PI_JOBS_CRASH_CLEANUP=0` turns off the cleanup after a session that ended without shutdown. It is off elsewhere
- * than Linux whatever the switch says: it needs other processes' environments and start times from `/proc`.
- */
+/** `PI_JOBS_CRASH_CLEANUP=0` turns off the cleanup after a session that ended without shutdown. */
 export function crashCleanupEnabled(env: Env): boolean {
-  return !isOff(env, SWITCHES.crashCleanup) && process.platform === "linux";
+  return !isOff(env, SWITCHES.crashCleanup);
 }
 
 /** `PI_JOBS_CHECK_MESSAGES=1|0` forces the mailbox's schema checks on or off; null leaves the choice to the runtime. */

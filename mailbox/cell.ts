@@ -95,7 +95,7 @@ export interface CellView {
   waitingForInput: boolean;
   /** Over the watchdog's thresholds now (an episode under way). */
   runaway: boolean;
-  /** The tree's figures; null before the actor's first sample (or where /proc cannot be read). */
+  /** The tree's figures; null before the actor's first sample (or where the process table cannot read it). */
   usage: TreeUsage | null;
 }
 

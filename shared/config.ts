@@ -35,3 +35,13 @@ export const WORKERS_SWITCH: SwitchNames = ["PI_JOBS_WORKERS"];
 export function workersFromDist(env: Env): boolean {
   return readSwitch(env, WORKERS_SWITCH)?.raw === "dist";
 }
+
+export const PROCESS_TABLE_SWITCH: SwitchNames = ["PI_JOBS_PROCESS_TABLE"];
+
+/**
+ * `PI_JOBS_PROCESS_TABLE=ps`: the process table reads `ps` and `lsof` even where the kernel's process files can be read, as it does on
+ * macOS (shared/process-table/). Any other value leaves the choice to the machine.
+ */
+export function processTableForced(env: Env): boolean {
+  return readSwitch(env, PROCESS_TABLE_SWITCH)?.raw === "ps";
+}

@@ -6,27 +6,25 @@
  * ignores SIGTERM keeps the group alive, so SIGKILL follows after the grace period even when the direct child is gone.
  *
  * Zombies: some containers run a PID 1 that never reaps orphans. A zombie still counts for `kill(-pgid, 0)` but can
- * never be killed, so on Linux a group whose remaining members are all zombies counts as gone.
+ * never be killed, so a group whose remaining members are all zombies counts as gone.
  *
- * What reads `/proc` here reads it a slice per turn of the event loop (shared/proc-scan.ts): the supervisor runs these
- * stops on Pi's thread.
+ * What it learns beyond kill() comes from the process table (shared/process-table/), whose reads never hold the
+ * thread for long: the supervisor runs these stops on Pi's thread.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { StopSignal } from "../mailbox/control.ts";
-import { scanTag, signalTagged, stillTagged } from "./job-tag.ts";
-import { inSlice, scan, type ProcScan } from "./proc-scan.ts";
-import { statField, statFields, statNumber } from "./proc-stat.ts";
-
-const IS_LINUX = process.platform === "linux";
+import { processTable, signalTagged, type ProcessEntry } from "./process-table/index.ts";
 
 /** The first and the largest pause between two checks of a group that is still alive. */
 const POLL_START_MS = 5;
 const POLL_CAP_MS = 50;
 
-/** Our own process group, which must never be signalled as a job's (on Linux, where /proc tells it). */
+/** Our own process group, which must never be signalled as a job's (read once, from the process table). */
 let ownGroup: number | null | undefined;
 function ownProcessGroup(): number | null {
-  if (ownGroup === undefined) ownGroup = IS_LINUX ? (readStat(process.pid)?.pgrp ?? null) : null;
+  if (ownGroup === undefined) {
+    ownGroup = processTable().groupMembersNow(null, [process.pid])?.[0]?.pgrp ?? null;
+  }
   return ownGroup;
 }
 
@@ -58,39 +56,7 @@ export function signalGroup(pgid: number, signal: StopSignal): boolean {
   }
 }
 
-interface StatFields {
-  pid: number;
-  state: string;
-  pgrp: number;
-}
-
-/** The fields of /proc/<pid>/stat we need, from its fields (proc-stat.ts); null when the process is gone or unreadable. */
-function statOf(pid: number, fields: readonly string[] | null): StatFields | null {
-  if (fields === null) return null;
-  const state = statField(fields, "state");
-  const pgrp = statNumber(fields, "pgrp");
-  if (state === undefined || !Number.isInteger(pgrp)) return null;
-  return { pid, state, pgrp };
-}
-
-function readStat(pid: number): StatFields | null {
-  return statOf(pid, statFields(pid));
-}
-
-/** Members of the group visible in /proc (zombies included), or those of `among` only. */
-function groupScan(pgid: number, among: readonly number[] | null = null): ProcScan<StatFields[]> {
-  const members: StatFields[] = [];
-  return {
-    pids: among,
-    visit(pid, reads) {
-      const stat = statOf(pid, reads.stat());
-      if (stat !== null && stat.pgrp === pgid) members.push(stat);
-    },
-    result: () => members,
-  };
-}
-
-const running = (members: readonly StatFields[]): number[] => members.filter((member) => member.state !== "Z").map((member) => member.pid);
+const running = (members: readonly ProcessEntry[]): number[] => members.filter((member) => member.state !== "Z").map((member) => member.pid);
 
 /** Whether any member of the group that can still run (i.e. is not a zombie) exists. A bad group id throws at once. */
 export function groupAlive(pgid: number): Promise<boolean> {
@@ -98,20 +64,21 @@ export function groupAlive(pgid: number): Promise<boolean> {
   return new GroupWatch(pgid).alive();
 }
 
-/** Live (non-zombie) pids of the group, from /proc on Linux; [] elsewhere. A bad group id throws at once. */
+/** Live (non-zombie) pids of the group; [] when the table cannot tell. A bad group id throws at once. */
 export function groupMembers(pgid: number): Promise<number[]> {
   checkGroup(pgid);
-  if (!IS_LINUX) return Promise.resolve([]);
-  return scan(groupScan(pgid)).then((members) => running(members ?? []).sort((a, b) => a - b));
+  return processTable().groupMembers(pgid, null).then((members) => running(members ?? []).sort((a, b) => a - b));
 }
 
 /**
  * One wait for a group to be gone. A check costs one `kill(-pgid, 0)` while the leader runs or once the group is
  * gone — the common cases. Only when the group is alive although its leader is not (a descendant lingers, or only
- * zombies remain) does /proc tell the rest, and then the members seen once are re-read rather than all of /proc: a
- * zombie cannot fork, so the group can only have changed when a member it had is no longer running. Once a look found
- * only zombies, the group is over for good: they may wait a while for whoever reaps them, and meanwhile no check reads
- * /proc again (with every poll of a stop's grace doing so, one stop cost ~200 ms of CPU where PID 1 reaps late).
+ * zombies remain) does the process table tell the rest, and then the members seen once are re-read rather than every
+ * process: a zombie cannot fork, so the group can only have changed when a member it had is no longer running. Once a
+ * look found only zombies, the group is over for good: they may wait a while for whoever reaps them, and meanwhile no
+ * check reads the table again (with every poll of a stop's grace doing so, one stop cost ~200 ms of CPU where PID 1
+ * reaps late). Where the table cannot read the leader at once (the portable backend), every check past kill() reads
+ * the members.
  */
 class GroupWatch {
   private members: number[] | null = null;
@@ -124,28 +91,29 @@ class GroupWatch {
 
   async alive(): Promise<boolean> {
     // Cheap, but the checks of 64 jobs taken over at once come due together (a failing kill() costs an exception).
-    const quick = await inSlice(() => this.quick());
+    const table = processTable();
+    const quick = await table.inSlice(() => this.quick());
     if (quick !== null) return quick;
     if (this.onlyZombies) return false;
-    if (this.members !== null && running((await scan(groupScan(this.pgid, this.members))) ?? []).length > 0) return true;
-    return this.judge(await scan(groupScan(this.pgid)));
+    if (this.members !== null && running((await table.groupMembers(this.pgid, this.members)) ?? []).length > 0) return true;
+    return this.judge(await table.groupMembers(this.pgid, null));
   }
 
-  /** What kill() and the leader's own stat tell; null when only the members can. */
+  /** What kill() and the leader's own figures tell; null when only the members can. */
   private quick(): boolean | null {
     try {
       process.kill(-this.pgid, 0);
     } catch (error) {
       if (errorCode(error) === "ESRCH") return false;
     }
-    if (!IS_LINUX) return true;
-    const leader = readStat(this.pgid);
+    const leader = processTable().processNow(this.pgid);
+    if (leader === undefined) return null;
     return leader !== null && leader.pgrp === this.pgid && leader.state !== "Z" ? true : null;
   }
 
-  /** The verdict from a scan of all of /proc (null: it could not be listed). */
-  private judge(members: StatFields[] | null): boolean {
-    // Nothing visible although kill() answered: /proc hides it, or it just exited. Trust kill(); the next check settles.
+  /** The verdict from a scan of every process (null: the table could not be read). */
+  private judge(members: ProcessEntry[] | null): boolean {
+    // Nothing visible although kill() answered: the table hides it, or it just exited. Trust kill(); the next check settles.
     if (members === null || members.length === 0) {
       this.members = null;
       return true;
@@ -159,7 +127,7 @@ class GroupWatch {
 /** What may still run of a job: its group, and (when tagged) the processes that left the group carrying its tag. */
 interface Remains {
   group: boolean;
-  /** Tagged pids still running; null when they cannot be known (no /proc). */
+  /** Tagged pids still running; null when they cannot be known (the table could not be read). */
   tagged: number[] | null;
   /** New processes whose environment could not be read yet, still waited for (see UNSETTLED_WAIT_MS). */
   unsettled: number;
@@ -201,7 +169,7 @@ async function waitGone(
     const left = await remains();
     if (allGone(left) || (!left.group && left.tagged === null)) return left;
     // The checks of concurrent stops finish together, at the end of the pass they shared: their signals are sliced.
-    if (onStill) await inSlice(() => onStill(left));
+    if (onStill) await processTable().inSlice(() => onStill(left));
     const time = deadline - performance.now();
     if (time <= 0) return left;
     const nap = new AbortController();
@@ -225,11 +193,11 @@ export interface StopOptions {
   graceMs: number;
   confirmMs?: number;
   /**
-   * The job's tag (shared/job-tag.ts): processes that left the group but carry it get the group's signals, and the
+   * The job's tag (shared/process-table/tags.ts): processes that left the group but carry it get the group's signals, and the
    * stop is confirmed only once none remains. Where environments cannot be read it is never confirmed.
    */
   tag?: string;
-  /** Epoch ms when the leader was spawned: lets the tag scan read only processes started since (job-tag.ts). */
+  /** Epoch ms when the leader was spawned: lets a tag scan read only processes started since (the `proc` backend). */
   spawnedAt?: number;
   /** Settles when the leader (the job's direct child) exited: the wait checks then instead of at the next poll. */
   leaderExit?: Promise<unknown>;
@@ -246,6 +214,7 @@ export async function stopGroup(pgid: number, options: StopOptions): Promise<{ c
   const signal = options.signal ?? "SIGTERM";
   const confirmMs = options.confirmMs ?? 5000;
   const watch = new GroupWatch(pgid);
+  const table = processTable();
   const { tag, leaderExit } = options;
   const window = options.spawnedAt === undefined ? undefined : { firstPid: pgid, spawnedAt: options.spawnedAt };
   // Tagged processes are looked for only once the group is gone: until then the group's signal reaches its own
@@ -258,13 +227,13 @@ export async function stopGroup(pgid: number, options: StopOptions): Promise<{ c
     const group = await watch.alive();
     if (tag === undefined || group) return { group, tagged: [], unsettled: 0 };
     // The escapees found before, as they are now: still tagged, or still exiting (which a scan no longer sees).
-    const still = watched === null ? [] : ((await stillTagged(watched.pids, tag)) ?? []);
+    const still = watched === null ? [] : ((await table.stillTagged(watched.pids, tag)) ?? []);
     if (watched !== null && still.length > 0 && performance.now() - watched.since < FULL_SCAN_EVERY_MS) {
       watched.pids = still;
       return { group, tagged: still, unsettled: 0 };
     }
     // Nothing watched, all of it gone, or time for a full look: only a scan of every process confirms a stop.
-    const found = await scanTag(tag, window);
+    const found = await table.scanTag(tag, window);
     if (found === null) {
       watched = null;
       return { group, tagged: null, unsettled: 0 };
@@ -285,14 +254,14 @@ export async function stopGroup(pgid: number, options: StopOptions): Promise<{ c
   // gives up: unconfirmed, but nothing it could find is left running.
   const killEscapees = async (left: Remains) => {
     if (tag === undefined || !left.group) return;
-    const found = await scanTag(tag, window);
-    await inSlice(() => signalTagged(found?.tagged ?? [], "SIGKILL"));
+    const found = await table.scanTag(tag, window);
+    await table.inSlice(() => signalTagged(found?.tagged ?? [], "SIGKILL"));
   };
 
   const first = await remains();
   if (allGone(first)) return { confirmed: true, escalated: false };
   if (signal === "SIGKILL") {
-    await inSlice(() => killAll(first));
+    await table.inSlice(() => killAll(first));
     const left = await waitGone(remains, confirmMs, leaderExit, killAll);
     if (!allGone(left)) await killEscapees(left);
     return { confirmed: allGone(left), escalated: false };
@@ -303,7 +272,7 @@ export async function stopGroup(pgid: number, options: StopOptions): Promise<{ c
     for (const pid of fresh) signalled.add(pid);
     signalTagged(fresh, signal);
   };
-  await inSlice(() => {
+  await table.inSlice(() => {
     if (first.group) signalGroup(pgid, signal);
     termEscapees(first);
   });
@@ -312,7 +281,7 @@ export async function stopGroup(pgid: number, options: StopOptions): Promise<{ c
   if (!left.group && left.tagged === null) return { confirmed: false, escalated: false };
   // SIGKILL is repeated on every check: harmless to members already dying, and a stop that must leave nothing
   // running should not rest on a single delivery.
-  await inSlice(() => killAll(left));
+  await table.inSlice(() => killAll(left));
   left = await waitGone(remains, confirmMs, leaderExit, killAll);
   if (!allGone(left)) await killEscapees(left);
   return { confirmed: allGone(left), escalated: true };

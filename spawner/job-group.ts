@@ -1,6 +1,6 @@
 /**
  * How the spawner gives a job a process group of its own inside the spawner's session, so that all of a Pi's pipe jobs
- * share one scheduling group (shared/autogroup.ts) while `kill(-pgid)` still reaches exactly one job.
+ * share one scheduling group (shared/process-table/autogroup.ts) while `kill(-pgid)` still reaches exactly one job.
  *
  * Node starts a child either in its parent's process group or in a new session (`detached`), never in a new group of
  * the same session. So where the session matters (Linux with autogroup on) a job is started through `perl`, which

@@ -19,7 +19,7 @@
 import { unlinkSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { LineReader, line, monotonicMs, parseHello, READY_LINE, type Hello, type SpawnRequest, type SpawnerReply, type StreamRole } from "../mailbox/spawner-protocol.ts";
-import { autogroupEnabled } from "../shared/autogroup.ts";
+import { autogroupEnabled } from "../shared/process-table/autogroup.ts";
 import { findPerl, startJob, type StartedJob } from "./job-group.ts";
 
 /** A request whose connections have not all arrived by then is dropped: its actor gave up or died. */

@@ -162,7 +162,15 @@ export class JobOutput {
       return;
     }
     if (read.what === "ports") {
-      mailbox.send({ type: "ports", id: read.id, ports: this.watch && !this.owner.child()?.exit ? this.watch.listening() : [] });
+      const ports = this.watch && !this.owner.child()?.exit ? this.watch.listening() : Promise.resolve([]);
+      void ports.then(
+        (found) => {
+          if (!this.owner.exitSent()) mailbox.send({ type: "ports", id: read.id, ports: found });
+        },
+        () => {
+          if (!this.owner.exitSent()) mailbox.send({ type: "ports", id: read.id, ports: null });
+        },
+      );
       return;
     }
     const taken = this.takeUnread ? this.takeUnread(read.final, read.raw ? "raw" : "folded") : { text: "", bytes: 0, omittedBytes: 0 };

@@ -9,7 +9,7 @@ import { constants as osConstants } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { JobIo } from "../../mailbox/spec.ts";
 import type { SourceName } from "../../mailbox/constants.ts";
-import { TAG_VARIABLE } from "../../shared/job-tag.ts";
+import { TAG_VARIABLE } from "../../shared/process-table/index.ts";
 import type { ProcessIo } from "./io.ts";
 import { pipeIo } from "./pipe-io.ts";
 import { spawnThroughSpawner } from "./spawner-client.ts";
@@ -29,7 +29,7 @@ export interface SpawnRequest {
   cwd: string;
   env: Record<string, string> | null;
   io: JobIo;
-  /** The job's tag, set as PI_JOBS_JOB for the process and everything it starts (shared/job-tag.ts). */
+  /** The job's tag, set as PI_JOBS_JOB for the process and everything it starts (shared/process-table/tags.ts). */
   tag: string;
   /** The session spawner's socket (spawner/spawner.ts): a pipe job's process is started there when it answers. */
   spawner?: string | undefined;

@@ -9,7 +9,7 @@ import { connect, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { threadId } from "node:worker_threads";
 import { LineReader, line, onThisClock, parseReply, type Hello, type SpawnRequest, type StreamRole } from "../../mailbox/spawner-protocol.ts";
-import { signalTagged, taggedProcesses } from "../../shared/job-tag.ts";
+import { signalTagged, taggedProcesses } from "../../shared/process-table/index.ts";
 import { pipeIo } from "./pipe-io.ts";
 import { waitGroupGone } from "../../shared/process-group.ts";
 import type { ProcessIo } from "./io.ts";

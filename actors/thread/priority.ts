@@ -4,9 +4,9 @@
  * On Linux a nice value belongs to a thread, so this lowers only the calling thread; elsewhere `setpriority` would
  * lower the whole process, Pi included, so nothing is done there.
  */
-import { readlinkSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 import { isMainThread } from "node:worker_threads";
+import { processTable } from "../../shared/process-table/index.ts";
 
 /** How far below the host an actor thread runs: a tenth of a normal thread's share when the CPU is contended. */
 export const ACTOR_NICE_STEPS = 10;
@@ -30,22 +30,10 @@ export function lowerThisThread(): number {
   }
 }
 
-/** This thread's id, read once: a module is loaded once per thread. */
-let ownId: number | null | undefined;
-
 /**
- * The calling thread's Linux thread id (`/proc/thread-self` links to `<pid>/task/<tid>`): the host reads the thread's
- * CPU figures under it to tell a starved actor from a hung one (host/runtime/heartbeat.ts). Null elsewhere.
+ * The calling thread's kernel id, where the process table reads a thread's figures by it: the host reads them to tell
+ * a starved actor from a hung one (host/runtime/heartbeat.ts). Null elsewhere.
  */
 export function osThreadId(): number | null {
-  if (ownId !== undefined) return ownId;
-  ownId = null;
-  if (process.platform !== "linux") return ownId;
-  try {
-    const tid = Number(readlinkSync("/proc/thread-self").split("/").at(-1));
-    if (Number.isInteger(tid) && tid > 0) ownId = tid;
-  } catch {
-    // No /proc here: the host judges the actor by its heartbeat alone.
-  }
-  return ownId;
+  return processTable().ownThreadId();
 }

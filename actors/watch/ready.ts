@@ -8,7 +8,8 @@
 import type { ReadySpec } from "../../mailbox/spec.ts";
 import type { ReadyReport } from "../../mailbox/messages.ts";
 import { createMatcher, type Matcher } from "../match/matcher.ts";
-import { acceptsConnections, listeningPorts } from "./listening-ports.ts";
+import { processTable } from "../../shared/process-table/index.ts";
+import { acceptsConnections } from "./connect-probe.ts";
 import { stripEscapes } from "./prompt-detect.ts";
 
 /** How often the port and the URL are checked. */
@@ -27,7 +28,7 @@ export interface ReadyWatchOptions {
   /** Monotonic ms when the process was spawned: elapsed_ms counts from there. */
   spawnedAt: number;
   /** The job's live processes (for the port lookup). */
-  pids(): readonly number[];
+  pids(): Promise<readonly number[]>;
   report(report: ReadyReport): void;
 }
 
@@ -132,7 +133,8 @@ export class ReadyWatch {
     if (this.done) return;
     if (this.spec.pattern !== null && this.matched === null) return;
     if (this.spec.port !== null && !this.portSeen) {
-      const ports = listeningPorts(this.options.pids());
+      const ports = await processTable().listening(await this.options.pids());
+      if (this.done) return;
       this.portSeen = ports === null ? await acceptsConnections(this.spec.port) : ports.includes(this.spec.port);
       if (!this.portSeen || this.done) return;
     }

@@ -27,7 +27,17 @@ export interface StallFlags {
 interface CpuSample {
   at: number;
   cpuMs: number;
+  /** The step the figure grows by (its resolution): 10 ms from the `proc` backend, a whole second from procps `ps`. */
+  stepMs: number;
+  /** A process of the tree was running or waiting for a CPU (or a disk) when the sample was taken. */
+  runnable: boolean;
 }
+
+/**
+ * A figure this coarse cannot show 1 % of a core over a stall window: a busy loop that got less than half a core (a
+ * loaded machine) may add nothing in whole seconds. Then a process of the tree found runnable also counts as work.
+ */
+const COARSE_STEP_MS = 1000;
 
 export class StallWatch {
   private lastOutputAt: number;
@@ -57,13 +67,17 @@ export class StallWatch {
     return [{ kind: "active" }];
   }
 
-  /** A CPU sample of the tree: total CPU time (user + system) its processes have used so far, in ms. */
-  cpu(now: number, cpuMs: number): void {
+  /**
+   * A CPU sample of the tree: total CPU time (user + system) its processes have used so far, in ms, counted in steps of
+   * `stepMs`.
+   */
+  cpu(now: number, cpuMs: number, stepMs = 10, runnable = false): void {
     const last = this.samples[this.samples.length - 1];
     // A process of the tree ended and its time left with it: the window restarts from here, never goes negative.
     if (last !== undefined && cpuMs < last.cpuMs) this.samples = [];
-    this.samples.push({ at: now, cpuMs });
-    // Only the baseline (first sample after the output) and the newest are needed.
+    // Only the baseline (first sample after the output) and the newest are needed, and whether any since was runnable.
+    const sawRunnable = runnable || (this.samples[this.samples.length - 1]?.runnable ?? false);
+    this.samples.push({ at: now, cpuMs, stepMs, runnable: sawRunnable });
     if (this.samples.length > 2) this.samples.splice(1, this.samples.length - 2);
   }
 
@@ -88,15 +102,18 @@ export class StallWatch {
     if (this.stallMs !== null && !this.flags.stalled && quietMs >= this.stallMs) {
       const first = this.samples[0];
       const last = this.samples[this.samples.length - 1];
-      // Without two samples spanning most of the quiet time nothing can be said about the CPU yet.
-      if (first !== undefined && last !== undefined && last.at - first.at >= this.stallMs * 0.5) {
+      // Without two samples spanning most of the quiet time nothing can be said about the CPU yet; nor before they span
+      // two steps of the figure, over which a busy tree always shows one (a whole second's step: procps `ps`).
+      const span = first === undefined || last === undefined ? 0 : last.at - first.at;
+      if (first !== undefined && last !== undefined && span >= Math.max(this.stallMs * 0.5, 2 * last.stepMs)) {
         const cpuMs = last.cpuMs - first.cpuMs;
-        if (cpuMs < (last.at - first.at) * STALL_CPU_SHARE) {
+        const seenWorking = last.stepMs >= COARSE_STEP_MS && last.runnable;
+        if (cpuMs < (last.at - first.at) * STALL_CPU_SHARE && !seenWorking) {
           this.flags = { ...this.flags, stalled: true };
           events.push({ kind: "stalled", quietMs, cpuMs });
         } else {
           // It is working: judge the next window from here.
-          this.samples = [last];
+          this.samples = [{ ...last, runnable: false }];
         }
       }
     }

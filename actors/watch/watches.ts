@@ -1,21 +1,19 @@
 /**
  * The watches an actor keeps on its running job, in one place: the stall and prompt judgement (actors/watch/stall.ts),
- * readiness (actors/watch/ready.ts), the ports the job's processes listen on (listening-ports.ts) and the tree's resource
- * use against its limits and the watchdog (actors/watch/usage-watch.ts), whose samples also tell the stall watch how
- * busy the tree is. It reads /proc and
- * runs patterns here, on the job's thread; the host learns the flags from the shared cell and the episodes and the
- * readiness from one message each.
+ * readiness (actors/watch/ready.ts), the ports the job's processes listen on and the tree's resource use against its
+ * limits and the watchdog (actors/watch/usage-watch.ts), whose samples also tell the stall watch how busy the tree is.
+ * It asks the process table (shared/process-table/) and runs patterns here, on the job's thread; the host learns the
+ * flags from the shared cell and the episodes and the readiness from one message each.
  */
 import type { Notice, ReadyReport } from "../../mailbox/messages.ts";
 import type { WatchSpec } from "../../mailbox/spec.ts";
 import type { JobCellWriter } from "../../mailbox/cell.ts";
 import type { LimitTrip } from "../../mailbox/result.ts";
-import { taggedProcessesNow } from "../../shared/job-tag.ts";
-import { listeningPorts } from "./listening-ports.ts";
+import { processTable } from "../../shared/process-table/index.ts";
 import { detectPrompt, PROMPT_MAX_CHARS } from "./prompt-detect.ts";
 import { ReadyWatch } from "./ready.ts";
 import { StallWatch, type StallEvent } from "./stall.ts";
-import { UsageWatch } from "./usage-watch.ts";
+import { UsageWatch, type SampleCpu } from "./usage-watch.ts";
 import { UnterminatedLine } from "../output/unterminated-line.ts";
 
 /** How much of an unterminated line is kept to judge whether it is a prompt. */
@@ -59,7 +57,7 @@ export class JobWatch {
       limitPassed: (trip) => options.limitPassed(trip),
       runaway: (reason) => options.notice("runaway", reason),
       // A quarter of the stall time between samples: the quiet window always spans several of them.
-      ...(stallMs !== null ? { everyMs: Math.min(5_000, Math.max(250, Math.round(stallMs / 4))), onSample: (at, usage) => this.sampled(at, usage.cpuMs) } : {}),
+      ...(stallMs !== null ? { everyMs: Math.min(5_000, Math.max(250, Math.round(stallMs / 4))), onSample: (at, usage, cpu) => this.sampled(at, usage.cpuMs, cpu) } : {}),
     });
     const ready = options.spec?.ready ?? null;
     this.readyWatch = ready === null
@@ -68,14 +66,15 @@ export class JobWatch {
   }
 
   /** The job's live processes: every process carrying its tag, or its leader where tags cannot be read. */
-  pids(): number[] {
-    const tagged = taggedProcessesNow(this.options.tag, { firstPid: this.options.pid, spawnedAt: this.options.spawnedAtEpoch });
+  async pids(): Promise<number[]> {
+    const found = await processTable().scanTag(this.options.tag, { firstPid: this.options.pid, spawnedAt: this.options.spawnedAtEpoch });
+    const tagged = found?.tagged ?? null;
     if (tagged === null) return [this.options.pid];
     return tagged.includes(this.options.pid) ? tagged : [this.options.pid, ...tagged];
   }
 
-  listening(): number[] | null {
-    return listeningPorts(this.pids());
+  async listening(): Promise<number[] | null> {
+    return processTable().listening(await this.pids());
   }
 
   feed(source: Source, chunk: Uint8Array): void {
@@ -107,10 +106,10 @@ export class JobWatch {
     this.promptTimer.unref();
   }
 
-  /** A sample of the tree's CPU (the usage watch's): without samples (no /proc) the watch never calls the job stalled. */
-  private sampled(at: number, cpuMs: number): void {
+  /** A sample of the tree's CPU (the usage watch's): without samples the watch never calls the job stalled. */
+  private sampled(at: number, cpuMs: number, cpu: SampleCpu): void {
     if (!this.stall.wantsCpu()) return;
-    this.stall.cpu(at, cpuMs);
+    this.stall.cpu(at, cpuMs, cpu.stepMs, cpu.runnable);
     this.apply(this.stall.check(at));
   }
 

@@ -81,7 +81,7 @@ export interface JobFigures {
   waitingForInput: boolean;
   /** Its tree is over the watchdog's thresholds now (a live job only). */
   runaway: boolean;
-  /** Its process tree as the actor last sampled it (kept once it ended); null before the first sample or without /proc. */
+  /** Its process tree as the actor last sampled it (kept once it ended); null before the first sample or where the process table cannot read it. */
   usage: TreeUsage | null;
 }
 

@@ -3,8 +3,9 @@
  * times a second while its event loop turns (actors/job/actor.ts); this side sees only the counter, so it dates a
  * change from the first look that found it. A counter that stands still says only that the loop has not turned, and on
  * a busy machine a thread at nice 10 inside Pi's process can wait many seconds for a CPU: that is no reason to kill its
- * job. So the verdict rests on the thread's own figures from the kernel (`/proc/self/task/<tid>/schedstat` and `stat`,
- * the tid published in the cell), compared with those of the first look that found the counter at its value:
+ * job. So the verdict rests on the thread's own figures from the kernel (its CPU and run-queue times, read by the
+ * process table under the tid published in the cell), compared with those of the first look that found the counter
+ * at its value:
  *
  * - hung: the counter stood still for STALLED_ACTOR_MS and meanwhile the thread ran for HUNG_CPU_MS (a loop that does
  *   not yield: a turning one would have beaten many times over), or it is asleep now and waited for a CPU for less than
@@ -12,40 +13,43 @@
  * - starved: it stood still as long, but the thread is waiting for a CPU now, or spent most of the time waiting for one.
  *   A starved actor is never taken over for standing still; once the CPU comes, it beats again.
  *
- * Where the figures cannot be read (not Linux, the thread is gone), a counter that stood still STALLED_ACTOR_MS is taken
- * for a hang, as the counter alone can tell no more. Everything here but `readThread` is pure: the clock and the
- * readings are injected (tests/unit/heartbeat.test.ts).
+ * Where the process table reads no thread's figures (the portable backend), the machine's load stands in: a thread
+ * waits for a CPU only while runnable threads outnumber the CPUs, so a counter that stood still while the load per CPU
+ * was under 1 is a hang, and one that stood still while it was 1 or more may be starvation and is waited for
+ * (docs/decisions/process-table.md). Where neither can be read (the thread is gone), a counter
+ * that stood still STALLED_ACTOR_MS is taken for a hang, as the counter alone can tell no more. Everything here but
+ * `readThread` and `machineLoad` is pure: the clock and the readings are injected (tests/unit/heartbeat.test.ts).
  */
+import { availableParallelism, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
-import { fieldsOfStat, readProcText, statField, threadFile } from "../../shared/proc-stat.ts";
+import { processTable, type ThreadReading } from "../../shared/process-table/index.ts";
+
+export type { ThreadReading };
 
 /** How long a heartbeat must stand still before the verdict is considered at all. */
 export const STALLED_ACTOR_MS = 15_000;
 /**
  * CPU time a thread may spend without its loop turning before it counts as hung. A turn of an actor's loop takes
- * milliseconds (an output batch, a read, a stop's /proc scan: at most a few hundred on a crowded machine), so a second
+ * milliseconds (an output batch, a read, a stop's process scan: at most a few hundred on a crowded machine), so a second
  * of CPU with no beat is a loop that does not yield, however little CPU the machine gave it.
  */
 export const HUNG_CPU_MS = 1000;
 
-/** One reading of a thread's scheduler figures, cumulative since the thread began. */
-export interface ThreadReading {
-  /** Time on a CPU (schedstat's first figure), ms. */
-  cpuMs: number;
-  /**
-   * Time spent runnable on a run queue, waiting for a CPU (its second), ms. The kernel adds a wait when it ends, as the
-   * thread gets the CPU: a wait still going on is not in it yet (`runnable` tells of that one).
-   */
-  queuedMs: number;
-  /** Running or waiting for a CPU (state R), as opposed to asleep in a call (S, D). */
-  runnable: boolean;
+/**
+ * The machine's run queue per CPU (the one-minute load average over the CPUs): what stands in for a thread's figures
+ * where the process table reads none.
+ */
+export interface MachineLoad {
+  loadPerCpu: number;
 }
 
-/** A reading and when it was taken (monotonic ms); `thread` is null where the figures cannot be read. */
+/** A reading and when it was taken (monotonic ms); `thread` is null where nothing can be read. */
 export interface ThreadSample {
   at: number;
-  thread: ThreadReading | null;
+  thread: ThreadReading | MachineLoad | null;
 }
+
+const isLoad = (reading: ThreadReading | MachineLoad): reading is MachineLoad => "loadPerCpu" in reading;
 
 export type HeartbeatVerdict =
   /** Not started yet, beating, or not still for long enough to judge. */
@@ -64,6 +68,7 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
  */
 export function starvedBetween(from: ThreadSample, to: ThreadSample): boolean {
   if (from.thread === null || to.thread === null) return false;
+  if (isLoad(to.thread) || isLoad(from.thread)) return isLoad(to.thread) && to.thread.loadPerCpu >= 1;
   const span = to.at - from.at;
   if (to.thread.runnable) return to.thread.cpuMs - from.thread.cpuMs < span / 2;
   return to.thread.queuedMs - from.thread.queuedMs >= span / 2;
@@ -74,6 +79,11 @@ export function judgeStill(stillMs: number, from: ThreadSample, to: ThreadSample
   if (stillMs < STALLED_ACTOR_MS) return LIVE;
   const still = `its heartbeat stood still for ${seconds(stillMs)}`;
   if (from.thread === null || to.thread === null) return { kind: "hung", stillMs, evidence: still };
+  if (isLoad(to.thread) || isLoad(from.thread)) {
+    if (starvedBetween(from, to)) return { kind: "starved", stillMs };
+    const load = isLoad(to.thread) ? to.thread.loadPerCpu : 0;
+    return { kind: "hung", stillMs, evidence: `${still} while the machine had a CPU to spare (load ${load.toFixed(2)} per CPU)` };
+  }
   const ran = to.thread.cpuMs - from.thread.cpuMs;
   if (ran >= HUNG_CPU_MS) return { kind: "hung", stillMs, evidence: `${still} while its thread ran ${seconds(ran)} on a CPU` };
   if (!starvedBetween(from, to)) {
@@ -90,12 +100,12 @@ export function judgeStill(stillMs: number, from: ThreadSample, to: ThreadSample
  */
 export class Heartbeat {
   private readonly counter: () => number | null;
-  private readonly readThread: () => Promise<ThreadReading | null>;
+  private readonly readThread: () => Promise<ThreadReading | MachineLoad | null>;
   private readonly now: () => number;
   /** The counter's value, when a look first found it, and the thread's figures from then. */
   private episode: { value: number; since: number; start: Promise<ThreadSample> } | null = null;
 
-  constructor(counter: () => number | null, readThread: () => Promise<ThreadReading | null>, now: () => number = () => performance.now()) {
+  constructor(counter: () => number | null, readThread: () => Promise<ThreadReading | MachineLoad | null>, now: () => number = () => performance.now()) {
     this.counter = counter;
     this.readThread = readThread;
     this.now = now;
@@ -159,21 +169,12 @@ export class OwnClock {
   }
 }
 
-/**
- * Reads one of this process's threads from /proc (Linux): its CPU and run-queue times (`schedstat`: ns on a CPU, ns
- * waiting on a run queue, timeslices) and its state (`stat`, parsed by shared/proc-stat.ts). Null when the thread is gone
- * or /proc cannot be read. Two small files of a thread of this very process, read into shared/proc-stat.ts's reused
- * buffer: tens of microseconds, and nothing to wait for (no other process's memory is read). Through fs.promises' readFile
- * each cost several trips through libuv's thread pool and a fresh 64 KiB buffer: about a millisecond of Pi's thread per
- * job in a burst of starts, where every spawn dates its heartbeat with a reading.
- */
-export async function readThread(tid: number): Promise<ThreadReading | null> {
-  const schedstat = readProcText(threadFile(tid, "schedstat"));
-  const stat = readProcText(threadFile(tid, "stat"));
-  if (schedstat === null || stat === null) return null;
-  const [cpuNs, queuedNs] = schedstat.trim().split(" ").map(Number);
-  const fields = fieldsOfStat(stat);
-  const state = fields === null ? undefined : statField(fields, "state");
-  if (!Number.isFinite(cpuNs) || !Number.isFinite(queuedNs) || state === undefined || !/^[RSDItTPW]$/.test(state)) return null;
-  return { cpuMs: cpuNs! / 1e6, queuedMs: queuedNs! / 1e6, runnable: state === "R" };
+/** One of this process's threads, read by the process table; null when it cannot be. */
+export function readThread(tid: number): Promise<ThreadReading | null> {
+  return processTable().readThread(tid);
+}
+
+/** The machine's load per CPU now. */
+export function machineLoad(): MachineLoad {
+  return { loadPerCpu: (loadavg()[0] ?? 0) / Math.max(1, availableParallelism()) };
 }

@@ -18,7 +18,8 @@ import type { RetainedWindow, TakenOutput } from "../../mailbox/output.ts";
 import type { ActorResult } from "../../mailbox/result.ts";
 import type { JobSpec } from "../../mailbox/spec.ts";
 import { ActorLink } from "./actor-link.ts";
-import { Heartbeat, readThread, type ThreadReading } from "./heartbeat.ts";
+import { Heartbeat, machineLoad, readThread, type MachineLoad, type ThreadReading } from "./heartbeat.ts";
+import { processTable } from "../../shared/process-table/index.ts";
 import type { ActorPool } from "./pool.ts";
 import { Supervisor, supervisorResult } from "./supervisor.ts";
 import type { JobEnded, JobFigures, JobHandle, JobKind, JobPhase, JobState, StartStage, StopRequester } from "./api.ts";
@@ -286,10 +287,15 @@ export class Job implements JobHandle {
     return inForm(taken, raw);
   }
 
-  /** The actor thread's figures, once it has started and where they can be read. */
-  private readActorThread(): Promise<ThreadReading | null> {
+  /**
+   * The actor thread's figures, once it has started and where they can be read; where the process table reads no
+   * thread's, the machine's load.
+   */
+  private readActorThread(): Promise<ThreadReading | MachineLoad | null> {
     const thread = this.cell.thread();
-    return thread.started && thread.tid !== null ? readThread(thread.tid) : Promise.resolve(null);
+    if (!thread.started) return Promise.resolve(null);
+    if (!processTable().readsThreads) return Promise.resolve(machineLoad());
+    return thread.tid !== null ? readThread(thread.tid) : Promise.resolve(null);
   }
 
   private receive(message: ActorToHost): void {

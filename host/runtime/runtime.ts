@@ -82,7 +82,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
   const started: Record<StartRequest["kind"], number> = { monitor: 0, shell: 0 };
   /** Output of the jobs that have ended; a live job's own figures are read from its cell. */
   const endedTotals = { bytes: 0, lines: 0 };
-  /** Names this runtime in every job's tag (shared/job-tag.ts), so two Pi sessions never claim each other's processes. */
+  /** Names this runtime in every job's tag (shared/process-table/tags.ts), so two Pi sessions never claim each other's processes. */
   const runtimeId = randomBytes(6).toString("hex");
   let closed = false;
   /**

@@ -13,7 +13,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { autogroupEnabled, STARTING_SESSION_NICE, setSessionNice } from "../../shared/autogroup.ts";
+import { autogroupEnabled, STARTING_SESSION_NICE, setSessionNice } from "../../shared/process-table/autogroup.ts";
 import { perlSpawnerUrl, spawnerUrl } from "../../shared/entry-url.ts";
 import { MAX_LINE_BYTES, READY_LINE } from "../../mailbox/spawner-protocol.ts";
 import { JOB_NICE_STEPS } from "../../spawner/job-group.ts";

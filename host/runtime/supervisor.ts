@@ -20,7 +20,7 @@ import {
 import type { ActorResult, EndCause } from "../../mailbox/result.ts";
 import type { JobSpec } from "../../mailbox/spec.ts";
 import { MAX_TIMER_MS, STREAM_CLOSE_ROUNDS, STREAM_CLOSE_WAIT_MS } from "../../mailbox/timings.ts";
-import { signalTagged, taggedProcesses } from "../../shared/job-tag.ts";
+import { signalTagged, taggedProcesses } from "../../shared/process-table/index.ts";
 import { stopGroup } from "../../shared/process-group.ts";
 import { OwnClock, type Heartbeat } from "./heartbeat.ts";
 import { NO_EVIDENCE } from "../../mailbox/evidence.ts";

@@ -24,7 +24,7 @@ export const UsageFieldsSchema = Type.Object({
 });
 
 /**
- * The figures of a sampled tree; null before the first sample (or without /proc), when a result leaves them out. A
+ * The figures of a sampled tree; null before the first sample (or where the process table cannot read it), when a result leaves them out. A
  * tree never seen resident (sampled only while its process was being forked, or already a zombie) has no figures
  * yet either: zeros would be a reading, and a false one.
  */

@@ -11,11 +11,9 @@ import { readdir, rename, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { processesOfRuntimes } from "../../shared/job-tag.ts";
 import { crashCleanupEnabled } from "../config.ts";
 import { groupMembers, signalGroup } from "../../shared/process-group.ts";
-import { scan } from "../../shared/proc-scan.ts";
-import { startTicksOf, statFields } from "../../shared/proc-stat.ts";
+import { processTable, type ProcessEntry } from "../../shared/process-table/index.ts";
 import {
   cleanupNotice,
   formatRegistry,
@@ -31,10 +29,9 @@ import {
 const LOG_DIR_PREFIX = "pi-jobs-";
 const POLL_MS = 25;
 
-/** Start time of `pid` in clock ticks since boot; null when there is no such process (or no /proc). */
+/** When `pid` started, as the process table tells it; null when there is no such process. */
 export function readStartTicks(pid: number): number | null {
-  const fields = statFields(pid);
-  return fields === null ? null : startTicksOf(fields);
+  return processTable().startOfNow(pid);
 }
 
 export interface RegistryRecorder {
@@ -62,7 +59,7 @@ export function createRegistryRecorder(dir: string, runtimeId: string): Registry
         await unlink(path).catch(() => {});
         return;
       }
-      const registry: Registry = { owner: { pid: process.pid, startTicks: ownerStart }, runtimeId, jobs: [...jobs.values()] };
+      const registry: Registry = { owner: { pid: process.pid, startTicks: ownerStart, table: processTable().kind }, runtimeId, jobs: [...jobs.values()] };
       await writeFile(temporary, formatRegistry(registry), { mode: 0o600 });
       await rename(temporary, path);
     } catch {
@@ -83,15 +80,29 @@ export function createRegistryRecorder(dir: string, runtimeId: string): Registry
       writing = null;
     })();
   };
+  /** Jobs added whose leader's start time is still being read: written once it is. */
+  const starting = new Set<Promise<void>>();
   return {
     add(job) {
-      jobs.set(job.tag, { ...job, leaderStartTicks: readStartTicks(job.pid) });
-      schedule();
+      const entry: RegistryJob = { ...job, leaderStartTicks: null };
+      jobs.set(job.tag, entry);
+      // Written once the leader's start time is known: at once from the `proc` backend, after a `ps` (off Pi's thread) otherwise.
+      const written = (start: number | null) => {
+        if (jobs.get(job.tag) !== entry) return;
+        entry.leaderStartTicks = start;
+        schedule();
+      };
+      const known = processTable().startOf(job.pid).then(written, () => written(null));
+      starting.add(known);
+      void known.finally(() => starting.delete(known));
     },
     remove(tag) {
       if (jobs.delete(tag)) schedule();
     },
-    flushed: () => writing ?? Promise.resolve(),
+    flushed: async () => {
+      await Promise.all(starting);
+      await writing;
+    },
   };
 }
 
@@ -137,7 +148,8 @@ async function deadRegistries(root: string): Promise<FoundRegistry[]> {
       const parsed = parseRegistry(text);
       if ("error" in parsed) continue;
       const { owner } = parsed.registry;
-      if (ownerAlive(owner, readStartTicks(owner.pid))) continue;
+      const table = processTable();
+      if (ownerAlive(owner, await table.startOf(owner.pid), table.kind)) continue;
       found.push({ path, registry: parsed.registry });
     }
   }
@@ -157,23 +169,21 @@ export interface CleanupReport {
 
 /**
  * Ends every process left by a dead owner's runtime (SIGTERM, SIGKILL after `graceMs`, then waits until each is gone)
- * and removes the registries that are fully cleaned up. It runs on Pi's thread: every read of /proc goes a slice per
- * turn of the event loop (shared/proc-scan.ts), and the scans of every process share one pass.
+ * and removes the registries that are fully cleaned up. It runs on Pi's thread: every read of the `proc` backend goes a slice per
+ * turn of the event loop, or waits for a `ps` (shared/process-table/), and the scans of every process share one pass.
  */
 export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: number; confirmMs?: number } = {}): Promise<CleanupReport> {
   const registries = await deadRegistries(options.root ?? tmpdir());
   if (registries.length === 0) return { stopped: 0, labels: [], unconfirmed: 0, notice: null };
   const runtimeIds = registries.map((found) => found.registry.runtimeId);
-  const tagged = (await processesOfRuntimes(runtimeIds)) ?? [];
+  const table = processTable();
+  const tagged = (await table.processesOfRuntimes(runtimeIds)) ?? [];
   const jobs = registries.flatMap((found) => found.registry.jobs);
   // A group is signalled only while its own first process still runs (same start time) and still carries its tag:
   // a group id reused since, or a bad registry, can never make us signal someone else's processes.
   const taggedPids = new Set(tagged.map((process) => process.pid));
   const leaders = await statsOf(jobs.map((job) => job.pid));
-  const startTicks = (pid: number) => {
-    const fields = leaders.get(pid);
-    return fields === undefined ? null : startTicksOf(fields);
-  };
+  const startTicks = (pid: number) => leaders.get(pid)?.start ?? null;
   const groups = groupsStillLed(jobs, startTicks).filter((pgid) => pgid > 1 && taggedPids.has(pgid));
   const targets = new Set<number>(tagged.map((process) => process.pid));
   for (const members of await Promise.all(groups.map(groupMembers))) for (const pid of members) targets.add(pid);
@@ -196,7 +206,7 @@ export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: nu
   // what carries a tag now is signalled at once with what the others got. Only a process that carries the tag when it
   // is found is ever signalled, so a pid reused since can never be hit by this.
   const running = async () => {
-    for (const { pid, tag } of (await processesOfRuntimes(runtimeIds)) ?? []) {
+    for (const { pid, tag } of (await table.processesOfRuntimes(runtimeIds)) ?? []) {
       if (targets.has(pid)) continue;
       targets.add(pid);
       hit.add(tag);
@@ -204,7 +214,7 @@ export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: nu
     }
     const stats = await statsOf([...targets]);
     // A zombie is gone for our purposes: it cannot be killed, and it holds nothing.
-    return [...targets].filter((pid) => stats.has(pid) && stats.get(pid)![0] !== "Z");
+    return [...targets].filter((pid) => stats.has(pid) && stats.get(pid)!.state !== "Z");
   };
   signalAll();
   if (!(await until(async () => (await running()).length === 0, options.graceMs ?? 1000))) {
@@ -227,17 +237,10 @@ export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: nu
   return { stopped, labels, unconfirmed, notice: stopped > 0 ? cleanupNotice(stopped, labels) : null };
 }
 
-/** The stat fields of each of `pids` that exists, read a slice per turn. */
-async function statsOf(pids: readonly number[]): Promise<Map<number, string[]>> {
-  const found = new Map<number, string[]>();
-  await scan({
-    pids,
-    visit(pid, reads) {
-      const fields = reads.stat();
-      if (fields !== null) found.set(pid, fields);
-    },
-    result: () => found,
-  });
+/** Each of `pids` that exists, by its pid. */
+async function statsOf(pids: readonly number[]): Promise<Map<number, ProcessEntry>> {
+  const found = new Map<number, ProcessEntry>();
+  for (const entry of (await processTable().groupMembers(null, pids)) ?? []) found.set(entry.pid, entry);
   return found;
 }
 

@@ -4,24 +4,30 @@
  * host/safety/crash-cleanup.ts.
  *
  * A process id alone cannot say whether the Pi that wrote a registry still runs: the pid may have been reused. So the
- * owner is named by its pid and its start time (field 22 of /proc/<pid>/stat, clock ticks since boot), and likewise
- * each job's group leader, so that a group id reused since is never signalled.
+ * owner is named by its pid and its start time (as the process table tells it: clock ticks since boot from the `proc`
+ * backend, epoch seconds from `ps`), and likewise each job's group leader, so that a group id reused since is never
+ * signalled. The registry names the table whose figures it holds: a session on the other table cannot compare them,
+ * and leaves the registry to one on the same table.
  */
+
+import type { TableKind } from "../../shared/process-table/index.ts";
 
 export const REGISTRY_FILE = "jobs-registry.json";
 const VERSION = 1;
 
 export interface RegistryOwner {
   pid: number;
-  /** Start time of the owner process, in clock ticks since boot. */
+  /** Start time of the owner process, in the units of `table`. */
   startTicks: number;
+  /** The process table whose figures the start times are (shared/process-table/). */
+  table: TableKind;
 }
 
 export interface RegistryJob {
   tag: string;
   pid: number;
   pgid: number;
-  /** Start time of the group leader (the job's first process), in clock ticks since boot; null when unreadable. */
+  /** Start time of the group leader (the job's first process), as the owner's table tells it; null when unreadable. */
   leaderStartTicks: number | null;
   /** Epoch milliseconds of the spawn. */
   startedAt: number;
@@ -51,6 +57,9 @@ export function parseRegistry(text: string): { registry: Registry } | { error: s
   if (value.version !== VERSION) return { error: `version: expected ${VERSION}` };
   const owner = value.owner;
   if (!isRecord(owner) || !isPid(owner.pid) || !isCount(owner.startTicks)) return { error: "owner: expected { pid, startTicks }" };
+  // A registry written before the table was named holds the `proc` backend's figures.
+  const table = owner.table ?? "proc";
+  if (table !== "proc" && table !== "ps") return { error: 'owner.table: expected "proc" or "ps"' };
   if (typeof value.runtimeId !== "string" || !/^[0-9a-f]+$/.test(value.runtimeId)) return { error: "runtimeId: expected hex" };
   if (!Array.isArray(value.jobs)) return { error: "jobs: expected an array" };
   const jobs: RegistryJob[] = [];
@@ -76,14 +85,15 @@ export function parseRegistry(text: string): { registry: Registry } | { error: s
       label: job.label,
     });
   }
-  return { registry: { owner: { pid: owner.pid, startTicks: owner.startTicks }, runtimeId: value.runtimeId, jobs } };
+  return { registry: { owner: { pid: owner.pid, startTicks: owner.startTicks, table }, runtimeId: value.runtimeId, jobs } };
 }
 
 /**
  * Whether the registry's owner still runs, from the start time its pid has now (null: no such process). A pid that
  * runs with another start time was reused by an unrelated process: the owner is gone.
  */
-export function ownerAlive(owner: RegistryOwner, currentStartTicks: number | null): boolean {
+export function ownerAlive(owner: RegistryOwner, currentStartTicks: number | null, table: TableKind): boolean {
+  if (owner.table !== table) return true;
   return currentStartTicks !== null && currentStartTicks === owner.startTicks;
 }
 

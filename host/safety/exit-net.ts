@@ -5,7 +5,7 @@
  * either way `exit` is the one event that still runs. Exit handlers cannot wait, so there is no grace here: the
  * normal shutdown keeps its TERM → KILL escalation, and this only catches what that path never reached.
  */
-import { processesOfRuntimesNow, signalTagged } from "../../shared/job-tag.ts";
+import { processTable, signalTagged } from "../../shared/process-table/index.ts";
 
 /** A tagged process can fork between a scan and its kill; a few passes catch what it forked meanwhile. */
 const SCAN_PASSES = 3;
@@ -29,8 +29,8 @@ export function installExitNet(source: ExitNetSource): () => void {
 }
 
 /**
- * Synchronous and never throws: it runs while the process is exiting. The one scan of /proc on Pi's thread that does
- * not yield (shared/proc-scan.ts): nothing is left to keep responsive.
+ * Synchronous and never throws: it runs while the process is exiting. The one scan of the process table on Pi's thread
+ * that does not yield (a pass of the `proc` backend, or a `ps` waited for): nothing is left to keep responsive.
  */
 export function killOnExit(source: ExitNetSource): void {
   for (const pgid of source.liveGroups()) {
@@ -45,7 +45,7 @@ export function killOnExit(source: ExitNetSource): void {
   for (let pass = 0; pass < SCAN_PASSES; pass += 1) {
     let found;
     try {
-      found = processesOfRuntimesNow([source.runtimeId]);
+      found = processTable().processesOfRuntimesNow([source.runtimeId]);
     } catch {
       return;
     }

@@ -1,5 +1,5 @@
 /**
- * The ports each running shell job listens on, as last read from its actor (which looks them up in /proc). Kept
+ * The ports each running shell job listens on, as last read from its actor (which asks the process table). Kept
  * beside the sessions rather than in them: it is a cache of a reading, refreshed whenever a list is asked for.
  */
 import type { ShellSession } from "./session.ts";

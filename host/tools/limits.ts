@@ -1,7 +1,7 @@
 /**
  * Checks the `limits` of exec_command and monitor_start ({ memory_mb?, cpu_seconds?, processes? }) and turns them into
  * the limits the actor enforces over the job's tree (mailbox/spec.ts, ResourceLimits). Pure; every error names its
- * field. The limits need `/proc` to measure the tree, so they are refused where there is none rather than ignored.
+ * field. The process table measures the tree on every platform pi-jobs runs on (shared/process-table/).
  */
 import { Type } from "typebox";
 import type { ResourceLimits } from "../../mailbox/spec.ts";
@@ -27,8 +27,8 @@ export const Limits = Type.Object(
   { description: "Stop the job once its process tree passes any: resident MiB, CPU seconds, live processes" },
 );
 
-/** `limits` as given to the tool; null when absent or empty. `platform` is where the jobs run. */
-export function limitsOf(tool: string, raw: unknown, platform: NodeJS.Platform = process.platform): Checked<ResourceLimits | null> {
+/** `limits` as given to the tool; null when absent or empty. */
+export function limitsOf(tool: string, raw: unknown): Checked<ResourceLimits | null> {
   if (raw === undefined || raw === null) return { ok: true, value: null };
   if (typeof raw !== "object" || Array.isArray(raw)) return fail(`${tool}: limits must be an object with memory_mb, cpu_seconds and/or processes`);
   const a = raw as Record<string, unknown>;
@@ -36,7 +36,6 @@ export function limitsOf(tool: string, raw: unknown, platform: NodeJS.Platform =
   if (unknown.length > 0) return fail(`${tool}: unknown field limits.${unknown.join(", limits.")} (accepted: ${FIELDS.join(", ")})`);
   const given = (key: (typeof FIELDS)[number]) => a[key] !== undefined && a[key] !== null;
   if (!FIELDS.some(given)) return { ok: true, value: null };
-  if (platform !== "linux") return fail(`${tool}: limits need Linux (/proc measures the job's processes); omit limits here`);
 
   let memoryBytes: number | null = null;
   if (given("memory_mb")) {

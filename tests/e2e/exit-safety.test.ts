@@ -11,7 +11,7 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { TAG_VARIABLE } from "../../shared/job-tag.ts";
+import { TAG_VARIABLE } from "../../shared/process-table/index.ts";
 import { startRpc, type RpcSession } from "./harness/cli.ts";
 import { makeTempDir, removeDir } from "./harness/paths.ts";
 import { startTui, type TuiSession } from "./harness/tmux.ts";

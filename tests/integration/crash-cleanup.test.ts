@@ -11,9 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { processesOfRuntimes, TAG_VARIABLE } from "../../shared/job-tag.ts";
+import { processTable, TAG_VARIABLE } from "../../shared/process-table/index.ts";
 import { cleanUpAfterCrashes, readStartTicks } from "../../host/safety/crash-cleanup.ts";
-import { formatRegistry, parseRegistry, REGISTRY_FILE, type Registry } from "../../host/safety/crash-registry.ts";
+import { formatRegistry, parseRegistry, REGISTRY_FILE, type Registry, type RegistryOwner } from "../../host/safety/crash-registry.ts";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { killedAfterEach, pidAlive, runtimeFor, shellJob, waitFor } from "./helpers.ts";
 
@@ -61,19 +61,19 @@ function writeRegistry(root: string, registry: Registry): string {
   return path;
 }
 
-async function deadPid(): Promise<{ pid: number; startTicks: number }> {
+async function deadPid(): Promise<RegistryOwner> {
   const child = spawn("sleep", ["300"], { stdio: "ignore" });
   const pid = child.pid!;
   const startTicks = await waitFor(() => readStartTicks(pid), 5000, "the owner's start time");
   const exited = new Promise((resolve) => child.once("exit", resolve));
   child.kill("SIGKILL");
   await exited;
-  return { pid, startTicks };
+  return { pid, startTicks, table: processTable().kind };
 }
 
 async function allTagged(runtimeId: string, count: number): Promise<number[]> {
   const found = await waitFor(async () => {
-    const list = (await processesOfRuntimes([runtimeId])) ?? [];
+    const list = (await processTable().processesOfRuntimes([runtimeId])) ?? [];
     return list.length >= count ? list : null;
   }, 10_000, `${count} tagged processes`);
   const pids = found.map((process) => process.pid);
@@ -96,7 +96,7 @@ describe.runIf(linux)("the exit net", () => {
     try {
       await waitFor(async () => {
         // A scan that could not be made (null) proves nothing.
-        const found = await processesOfRuntimes([runtimeId]);
+        const found = await processTable().processesOfRuntimes([runtimeId]);
         left = (found ?? []).map((process) => process.pid);
         return found !== null && left.length === 0;
       }, 10_000, "no tagged process left");
@@ -126,7 +126,7 @@ describe.runIf(linux)("the registry of live jobs", () => {
       const result = parseRegistry(readFileSync(path, "utf8"));
       return "registry" in result ? result.registry : null;
     }, 5000, "the registry");
-    expect(parsed.owner).toEqual({ pid: process.pid, startTicks: readStartTicks(process.pid) });
+    expect(parsed.owner).toEqual({ pid: process.pid, startTicks: readStartTicks(process.pid), table: processTable().kind });
     expect(parsed.jobs).toHaveLength(1);
     expect(parsed.jobs[0]).toMatchObject({ tag: job.spec.tag, pid: job.pid(), pgid: job.pgid(), label: "a sleeping job" });
     expect(parsed.jobs[0]!.leaderStartTicks).toBe(readStartTicks(job.pid()!));
@@ -162,7 +162,7 @@ describe.runIf(linux)("cleanup after a crash", () => {
     const leader = tagged(`${runtimeId}/job_1`);
     const pids = await allTagged(runtimeId, 3);
     const path = writeRegistry(root, {
-      owner: { pid: process.pid, startTicks: readStartTicks(process.pid)! },
+      owner: { pid: process.pid, startTicks: readStartTicks(process.pid)!, table: processTable().kind },
       runtimeId,
       jobs: [{ tag: `${runtimeId}/job_1`, pid: leader, pgid: leader, leaderStartTicks: readStartTicks(leader), startedAt: Date.now(), label: "x" }],
     });
@@ -179,7 +179,7 @@ describe.runIf(linux)("cleanup after a crash", () => {
     const runtimeId = hex();
     const path = writeRegistry(root, {
       // The owner's pid and the job's leader pid both belong to a process that started at another time.
-      owner: { pid: reused, startTicks: reusedTicks + 1 },
+      owner: { pid: reused, startTicks: reusedTicks + 1, table: processTable().kind },
       runtimeId,
       jobs: [{ tag: `${runtimeId}/job_1`, pid: reused, pgid: reused, leaderStartTicks: reusedTicks + 1, startedAt: Date.now(), label: "gone" }],
     });

@@ -13,7 +13,7 @@ import type { StartRequest } from "../../host/runtime/api.ts";
 import { NEVER_MATCHES } from "../fixtures/jobs.ts";
 import { runtimeFor, shellJob, waitFor } from "./helpers.ts";
 import { ACTOR_NICE_STEPS } from "../../actors/thread/priority.ts";
-import { autogroupEnabled } from "../../shared/autogroup.ts";
+import { autogroupEnabled } from "../../shared/process-table/autogroup.ts";
 import { findPerl, JOB_NICE_STEPS } from "../../spawner/job-group.ts";
 
 let runtime: SupervisedRuntime | null = null;

@@ -11,7 +11,7 @@ import { ShellService, type CallContext } from "../../host/shell/service.ts";
 import { createShellState } from "../../host/shell/state.ts";
 import { WakeScheduler } from "../../host/shell/wake-delivery.ts";
 import type { StuckAlert } from "../../host/shell/wake-ledger.ts";
-import { taggedProcessesNow } from "../../shared/job-tag.ts";
+import { taggedProcessesNow } from "../../shared/process-table/proc-tags.ts";
 import { pidAlive, runtimeFor, waitFor } from "./helpers.ts";
 import { monitorsOn } from "./monitors.ts";
 

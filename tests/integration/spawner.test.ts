@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import type { JobHandle } from "../../host/runtime/api.ts";
-import { autogroupEnabled, STARTING_SESSION_NICE } from "../../shared/autogroup.ts";
+import { autogroupEnabled, STARTING_SESSION_NICE } from "../../shared/process-table/autogroup.ts";
 import { createSpawner, type Spawner, type SpawnerOptions, type SpawnerProgram } from "../../host/runtime/spawner.ts";
 import { findPerl, JOB_NICE_STEPS } from "../../spawner/job-group.ts";
 import { pidAlive, pidExists, runtimeFor, shellJob, waitFor } from "./helpers.ts";

@@ -2,7 +2,7 @@
  * Pi's event loop stays responsive while a runtime stops 64 jobs at once, with real processes and threads: a shutdown
  * of 64 running jobs, and one in which every actor reports its stop late, so that the supervisor takes all 64 over and
  * looks for each job's tagged processes itself (tests/fixtures/stop-loop.ts). Every scan of /proc on this thread goes a
- * slice per turn (shared/proc-scan.ts); unsliced, one stretch held 0.3–0.8 s of this thread's CPU and 1.3–13.6 s of
+ * slice per turn (shared/process-table/proc-scan.ts); unsliced, one stretch held 0.3–0.8 s of this thread's CPU and 1.3–13.6 s of
  * wall time (docs/decisions/proc-scans.md).
  */
 import { describe, expect, it } from "vitest";

@@ -10,9 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { TreeMembers } from "../../actors/watch/tree-members.ts";
-import { TAG_VARIABLE } from "../../shared/job-tag.ts";
-import { childPids } from "../../shared/proc-stat.ts";
+import { TreeMembers } from "../../shared/process-table/proc-tree.ts";
+import { TAG_VARIABLE } from "../../shared/process-table/index.ts";
+import { childPids } from "../../shared/process-table/proc-stat.ts";
 import { killLeftovers, waitFor } from "./helpers.ts";
 
 const leftovers: number[] = [];

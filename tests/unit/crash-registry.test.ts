@@ -11,10 +11,10 @@ import {
   parseRegistry,
   type Registry,
 } from "../../host/safety/crash-registry.ts";
-import { fieldsOfStat, startTicksOf } from "../../shared/proc-stat.ts";
+import { fieldsOfStat, startTicksOf } from "../../shared/process-table/proc-stat.ts";
 
 const registry: Registry = {
-  owner: { pid: 4242, startTicks: 123456 },
+  owner: { pid: 4242, startTicks: 123456, table: "proc" },
   runtimeId: "a1b2c3d4e5f6",
   jobs: [
     { tag: "a1b2c3d4e5f6/job_1", pid: 5000, pgid: 5000, leaderStartTicks: 130000, startedAt: 1_700_000_000_000, label: "npm run dev" },
@@ -43,10 +43,12 @@ describe("crash registry format", () => {
 
 describe("owner and group decisions", () => {
   it("a registry's owner is alive only with the same pid and start time", () => {
-    expect(ownerAlive(registry.owner, 123456)).toBe(true);
-    expect(ownerAlive(registry.owner, null)).toBe(false);
+    expect(ownerAlive(registry.owner, 123456, "proc")).toBe(true);
+    expect(ownerAlive(registry.owner, null, "proc")).toBe(false);
+    // Figures of the other table cannot be compared: the registry is left to a session on its own table.
+    expect(ownerAlive(registry.owner, null, "ps")).toBe(true);
     // The pid now belongs to a process that started later: the owner is gone.
-    expect(ownerAlive(registry.owner, 999999)).toBe(false);
+    expect(ownerAlive(registry.owner, 999999, "proc")).toBe(false);
   });
 
   it("signals only groups still led by the job's own first process", () => {

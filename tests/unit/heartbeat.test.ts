@@ -132,6 +132,17 @@ describe("judgeStill", () => {
     });
   });
 
+  it("with the machine's load instead of the thread's figures: starved while runnable threads fill every CPU, else hung", () => {
+    const load = (at: number, loadPerCpu: number): ThreadSample => ({ at, thread: { loadPerCpu } });
+    expect(judgeStill(still - 1, load(0, 0.2), load(still - 1, 0.2))).toEqual({ kind: "live" });
+    expect(judgeStill(still, load(0, 0.2), load(still, 1.5))).toEqual({ kind: "starved", stillMs: still });
+    expect(judgeStill(still, load(0, 3), load(still, 0.4))).toEqual({
+      kind: "hung",
+      stillMs: still,
+      evidence: "its heartbeat stood still for 15.0 s while the machine had a CPU to spare (load 0.40 per CPU)",
+    });
+  });
+
   it("without figures at either end, falls back to the heartbeat alone", () => {
     expect(judgeStill(still, { at: 0, thread: null }, sample(still, 100, 1000, true)).kind).toBe("hung");
     expect(judgeStill(still, start, { at: still, thread: null }).kind).toBe("hung");

@@ -75,7 +75,7 @@ describe("import rules", () => {
   });
 
   it("the spawner process (spawner/) imports only the protocol it speaks, its scheduling group and Node", () => {
-    const allowed = new Set(["mailbox/spawner-protocol.ts", "shared/autogroup.ts"]);
+    const allowed = new Set(["mailbox/spawner-protocol.ts", "shared/process-table/autogroup.ts"]);
     const broken = sourcesUnder("spawner")
       .flatMap(importsOf)
       .filter((entry) => !entry.target.startsWith("node:") && !allowed.has(entry.target) && !entry.target.startsWith("spawner/"));

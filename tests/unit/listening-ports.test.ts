@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseListening } from "../../actors/watch/listening-ports.ts";
+import { parseListening } from "../../shared/process-table/proc-ports.ts";
 
 describe("parseListening", () => {
   it("keeps listening sockets (state 0A) with their ports, by inode, from tcp and tcp6", () => {

@@ -37,6 +37,34 @@ describe("StallWatch", () => {
     expect(watch.check(2_000)).toEqual([]);
   });
 
+  it("with whole-second CPU figures (procps ps), waits for two steps, and takes a runnable process for work", () => {
+    const idle = new StallWatch({ stallMs: 1_000, now: 0 });
+    idle.cpu(0, 0, 1000);
+    idle.cpu(1_000, 0, 1000);
+    // One second of samples could miss a busy second: nothing is said before two.
+    expect(idle.check(1_000)).toEqual([]);
+    idle.cpu(2_000, 0, 1000);
+    expect(idle.check(2_000).map((e) => e.kind)).toEqual(["stalled"]);
+
+    // A busy loop that got a fifth of a core on a loaded machine adds nothing in whole seconds, but runs.
+    const busy = new StallWatch({ stallMs: 1_000, now: 0 });
+    busy.cpu(0, 0, 1000, true);
+    busy.cpu(1_000, 0, 1000, false);
+    busy.cpu(2_000, 0, 1000, true);
+    expect(busy.check(2_000)).toEqual([]);
+    busy.cpu(4_000, 0, 1000, false);
+    busy.cpu(5_000, 0, 1000, false);
+    // Once judged working, the next window starts afresh: a tree no longer seen runnable is stalled after it.
+    expect(busy.check(5_000).map((e) => e.kind)).toEqual(["stalled"]);
+  });
+
+  it("with fine figures, a runnable process is no evidence: the CPU figure says how busy it is", () => {
+    const watch = new StallWatch({ stallMs: 2_000, now: 0 });
+    watch.cpu(0, 100, 10, true);
+    watch.cpu(2_000, 105, 10, true);
+    expect(watch.check(2_000).map((e) => e.kind)).toEqual(["stalled"]);
+  });
+
   it("a tree whose CPU total drops (a process ended) restarts its window", () => {
     const watch = new StallWatch({ stallMs: 2_000, now: 0 });
     watch.cpu(0, 500);

@@ -1,6 +1,6 @@
 /**
  * The processes of a job's tree (every process carrying its tag), found incrementally for the usage watch's samples
- * (actors/watch/usage-watch.ts). The first look scans for the tag as the cleanup does (shared/job-tag.ts). After that,
+ * (proc-table.ts, for actors/watch/usage-watch.ts). The first look scans for the tag as the cleanup does (proc-tags.ts). After that,
  * every look reads the children of each member (one small file each), and every `probeEveryMs` the pids the kernel
  * allocated anywhere since the last such probe are probed, one `environ` read each: that finds what the children miss,
  * a process whose parent ended before the look (an escaped daemon, now init's child) or that another of a member's
@@ -10,9 +10,9 @@
  * A member stays a member while its stat can be read with the start time it had when it was found (a zombie too: its
  * CPU time is not yet its parent's), so a pid the kernel reuses for another process is never counted as the job's.
  */
-import { lastAllocatedPid, maxPid, tagOf, taggedProcessesNow } from "../../shared/job-tag.ts";
-import { listPids } from "../../shared/proc-scan.ts";
-import { childPids } from "../../shared/proc-stat.ts";
+import { lastAllocatedPid, maxPid, tagOf, taggedProcessesNow } from "./proc-tags.ts";
+import { listPids } from "./proc-scan.ts";
+import { childPids } from "./proc-stat.ts";
 
 /** Up to this many new pids are probed one by one; more are filtered from a listing of /proc. */
 const PROBE_LIMIT = 256;

@@ -148,11 +148,3 @@ export function pageBytes(): number {
   pageSize = Number.isFinite(ratio) && ratio > 0 ? 2 ** Math.round(Math.log2(ratio)) : 4096;
   return pageSize;
 }
-
-/**
- * A file of one of this process's own threads (`stat`, `schedstat`): the supervisor reads an actor's thread by the
- * thread id the actor published in its cell (host/runtime/heartbeat.ts).
- */
-export function threadFile(tid: number, file: "stat" | "schedstat"): string {
-  return `/proc/self/task/${tid}/${file}`;
-}

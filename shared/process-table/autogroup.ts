@@ -13,6 +13,7 @@
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
+import { processTableForced } from "../config.ts";
 import { statFields, statNumber } from "./proc-stat.ts";
 
 /**
@@ -22,9 +23,12 @@ import { statFields, statNumber } from "./proc-stat.ts";
  */
 export const STARTING_SESSION_NICE = 10;
 
-/** Whether the running kernel shares the CPU by session. */
+/**
+ * Whether the running kernel shares the CPU by session, and the /proc backend is in use: with the portable process
+ * table forced (`PI_JOBS_PROCESS_TABLE=ps`), Linux runs the way macOS does, every job a session of its own.
+ */
 export function autogroupEnabled(): boolean {
-  if (process.platform !== "linux") return false;
+  if (process.platform !== "linux" || processTableForced(process.env)) return false;
   try {
     return readFileSync("/proc/sys/kernel/sched_autogroup_enabled", "latin1").trim() === "1";
   } catch {

@@ -1,27 +1,12 @@
 /**
- * The job tag: every process a job starts carries `PI_JOBS_JOB=<runtime>/<job>` in its environment, and its
- * descendants inherit it. A descendant that leaves the job's process group (`setsid`, `setpgid`) is out of reach of
- * `kill(-pgid)`, but it still carries the tag, so on Linux `/proc/<pid>/environ` finds it.
- *
- * What still escapes: a process that clears or rewrites its environment before exec (`env -i`, a daemon that
- * re-executes itself with a fresh environment), and processes of another user. Elsewhere than Linux no
- * environment of another process can be read, and the scan says so (null) rather than "none".
+ * The job tag read from `/proc` (the /proc backend of the process table, table.ts): a process's tag is in
+ * `/proc/<pid>/environ`. What the tag is and what escapes it: tags.ts.
  */
 import { readEnviron, readProcText, startTicksOf, statField, statNumber, TICKS_PER_SECOND } from "./proc-stat.ts";
 import { scan, scanNow, type ProcReads, type ProcScan } from "./proc-scan.ts";
-
-/** The variable that names a process's job. */
-export const TAG_VARIABLE = "PI_JOBS_JOB";
+import { TAG_VARIABLE, type PidWindow, type TaggedProcess, type TagScan } from "./tags.ts";
 
 const IS_LINUX = process.platform === "linux";
-
-/** Where the scan may look: only pids allocated since the job's first process, when that is still decidable. */
-export interface PidWindow {
-  /** The job's first pid (the group leader): every tagged process was forked after it. */
-  firstPid: number;
-  /** Epoch milliseconds when that process was spawned. */
-  spawnedAt: number;
-}
 
 /**
  * The fastest sustained fork rate we assume (processes per second, machine-wide). Within pid_max / this many
@@ -55,7 +40,7 @@ function pidFilter(window: PidWindow | undefined): (pid: number) => boolean {
 
 /**
  * Pids of the processes that carry the tag (zombies excluded: their environment is gone with their memory);
- * null where environments cannot be read (not Linux, or no /proc). Read a slice per turn (shared/proc-scan.ts).
+ * null where environments cannot be read (not Linux, or no /proc). Read a slice per turn (shared/process-table/proc-scan.ts).
  */
 export async function taggedProcesses(tag: string, window?: PidWindow): Promise<number[] | null> {
   return (await scanTag(tag, window))?.tagged ?? null;
@@ -65,18 +50,6 @@ export async function taggedProcesses(tag: string, window?: PidWindow): Promise<
 export function taggedProcessesNow(tag: string, window?: PidWindow): number[] | null {
   const found = tagScan(tag, window);
   return found === null ? null : (scanNow(found)?.tagged ?? null);
-}
-
-/** What one scan found. */
-export interface TagScan {
-  /** The processes that carry the tag. */
-  tagged: number[];
-  /**
-   * Processes started since the job (given a window) whose environment reads empty: a process in the middle of an
-   * exec shows none for a moment (the kernel fills in the new one last), so it may be the job's and must be looked
-   * at again. A process that cleared its environment for good stays here; the caller decides how long to wait.
-   */
-  unsettled: number[];
 }
 
 /**
@@ -212,26 +185,6 @@ function tagsIn(environ: Buffer): string[] {
   lastBlock = environ;
   lastTags = tags;
   return tags;
-}
-
-/** Signals every tagged process; returns how many were signalled. */
-export function signalTagged(pids: readonly number[], signal: NodeJS.Signals): number {
-  let signalled = 0;
-  for (const pid of pids) {
-    try {
-      process.kill(pid, signal);
-      signalled += 1;
-    } catch {
-      // ESRCH: it exited meanwhile. EPERM: it is no longer ours (its pid was reused by another user).
-    }
-  }
-  return signalled;
-}
-
-/** A process carrying some job tag, and that tag. */
-export interface TaggedProcess {
-  pid: number;
-  tag: string;
 }
 
 /**

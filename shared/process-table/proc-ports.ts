@@ -1,11 +1,10 @@
 /**
- * The TCP ports a job's processes listen on. On Linux: the listening sockets of `/proc/net/tcp` and `/proc/net/tcp6`
+ * The TCP ports a job's processes listen on, from `/proc` (the /proc backend of table.ts): the listening sockets of `/proc/net/tcp` and `/proc/net/tcp6`
  * (state 0A) joined, by inode, with the sockets the job's processes hold open (`/proc/<pid>/fd/* -> socket:[inode]`).
  * Only the sockets of the given processes count, so another program's server on the same port is never reported as
- * the job's. Elsewhere there is no such table: callers fall back to a connect probe on a known port.
+ * the job's.
  */
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { connect } from "node:net";
 
 /** Listening inode -> port, from the text of /proc/net/tcp or tcp6. Pure, for tests. */
 export function parseListening(table: string, into = new Map<string, number>()): Map<string, number> {
@@ -55,9 +54,8 @@ function socketInodes(pid: number, into: Set<string>): void {
   }
 }
 
-/** Sorted, distinct ports the processes listen on; null where this cannot be read (not Linux, no /proc). */
+/** Sorted, distinct ports the processes listen on; null where the socket tables cannot be read. */
 export function listeningPorts(pids: readonly number[]): number[] | null {
-  if (process.platform !== "linux") return null;
   const listening = readListening();
   if (listening === null) return null;
   if (listening.size === 0) return [];
@@ -69,18 +67,4 @@ export function listeningPorts(pids: readonly number[]): number[] | null {
     if (port !== undefined) ports.add(port);
   }
   return [...ports].sort((a, b) => a - b);
-}
-
-/** Whether something accepts a TCP connection on localhost:port (the fallback where sockets cannot be listed). */
-export function acceptsConnections(port: number, timeoutMs = 1_000): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ port, host: "127.0.0.1" });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
-  });
 }
