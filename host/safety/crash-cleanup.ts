@@ -29,9 +29,9 @@ import {
 const LOG_DIR_PREFIX = "pi-jobs-";
 const POLL_MS = 25;
 
-/** When `pid` started, as the process table tells it; null when there is no such process. */
+/** When `pid` started, as the process table tells it; null when there is no such process or the table cannot tell. */
 export function readStartTicks(pid: number): number | null {
-  return processTable().startOfNow(pid);
+  return processTable().startOfNow(pid) ?? null;
 }
 
 export interface RegistryRecorder {
@@ -87,9 +87,9 @@ export function createRegistryRecorder(dir: string, runtimeId: string): Registry
       const entry: RegistryJob = { ...job, leaderStartTicks: null };
       jobs.set(job.tag, entry);
       // Written once the leader's start time is known: at once from the `proc` backend, after a `ps` (off Pi's thread) otherwise.
-      const written = (start: number | null) => {
+      const written = (start: number | null | undefined) => {
         if (jobs.get(job.tag) !== entry) return;
-        entry.leaderStartTicks = start;
+        entry.leaderStartTicks = start ?? null;
         schedule();
       };
       const known = processTable().startOf(job.pid).then(written, () => written(null));
@@ -183,7 +183,7 @@ export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: nu
   // a group id reused since, or a bad registry, can never make us signal someone else's processes.
   const taggedPids = new Set(tagged.map((process) => process.pid));
   const leaders = await statsOf(jobs.map((job) => job.pid));
-  const startTicks = (pid: number) => leaders.get(pid)?.start ?? null;
+  const startTicks = (pid: number) => leaders?.get(pid)?.start ?? null;
   const groups = groupsStillLed(jobs, startTicks).filter((pgid) => pgid > 1 && taggedPids.has(pgid));
   const targets = new Set<number>(tagged.map((process) => process.pid));
   for (const members of await Promise.all(groups.map(groupMembers))) for (const pid of members) targets.add(pid);
@@ -213,7 +213,9 @@ export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: nu
       signal(pid);
     }
     const stats = await statsOf([...targets]);
-    // A zombie is gone for our purposes: it cannot be killed, and it holds nothing.
+    // A zombie is gone for our purposes: it cannot be killed, and it holds nothing. Unseen (the table could not
+    // tell), every one still counts as running: gone is said only when seen.
+    if (stats === null) return [...targets];
     return [...targets].filter((pid) => stats.has(pid) && stats.get(pid)!.state !== "Z");
   };
   signalAll();
@@ -238,10 +240,10 @@ export async function cleanUpAfterCrashes(options: { root?: string; graceMs?: nu
 }
 
 /** Each of `pids` that exists, by its pid. */
-async function statsOf(pids: readonly number[]): Promise<Map<number, ProcessEntry>> {
-  const found = new Map<number, ProcessEntry>();
-  for (const entry of (await processTable().groupMembers(null, pids)) ?? []) found.set(entry.pid, entry);
-  return found;
+/** The processes among `pids` that exist, by pid; null when the table could not tell. */
+async function statsOf(pids: readonly number[]): Promise<Map<number, ProcessEntry> | null> {
+  const entries = await processTable().groupMembers(null, pids);
+  return entries === null ? null : new Map(entries.map((entry) => [entry.pid, entry]));
 }
 
 async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {

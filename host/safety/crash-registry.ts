@@ -92,8 +92,9 @@ export function parseRegistry(text: string): { registry: Registry } | { error: s
  * Whether the registry's owner still runs, from the start time its pid has now (null: no such process). A pid that
  * runs with another start time was reused by an unrelated process: the owner is gone.
  */
-export function ownerAlive(owner: RegistryOwner, currentStartTicks: number | null, table: TableKind): boolean {
-  if (owner.table !== table) return true;
+export function ownerAlive(owner: RegistryOwner, currentStartTicks: number | null | undefined, table: TableKind): boolean {
+  // A registry of the other table, or an owner the table cannot see now: it may be alive, and is never touched.
+  if (owner.table !== table || currentStartTicks === undefined) return true;
   return currentStartTicks !== null && currentStartTicks === owner.startTicks;
 }
 

@@ -37,6 +37,10 @@ function inGroup(rows: readonly PsRow[] | null, pgid: number | null): ProcessEnt
   return rows.filter((row) => pgid === null || row.pgid === pgid).map((row) => ({ pid: row.pid, state: row.state, pgrp: row.pgid, start: row.startedAt }));
 }
 
+/** `pid`'s start in `rows`: null when it is not among them, undefined when `ps` gave no answer. */
+const startIn = (rows: readonly PsRow[] | null, pid: number): number | null | undefined =>
+  rows === null ? undefined : (rows.find((row) => row.pid === pid)?.startedAt ?? null);
+
 const rowsOf = (among: readonly number[] | null): Promise<PsRow[] | null> =>
   among === null ? userProcesses() : among.length === 0 ? Promise.resolve([]) : ps(selectPids(among));
 const rowsOfNow = (among: readonly number[] | null): PsRow[] | null =>
@@ -88,8 +92,8 @@ export const psTable: ProcessTable = {
   groupMembersNow: (pgid, among) => inGroup(rowsOfNow(among), pgid),
   processNow: () => undefined,
   inSlice: async (work) => work(),
-  startOf: async (pid) => (await ps(selectPids([pid])))?.find((row) => row.pid === pid)?.startedAt ?? null,
-  startOfNow: (pid) => psNow(selectPids([pid]))?.find((row) => row.pid === pid)?.startedAt ?? null,
+  startOf: async (pid) => startIn(await ps(selectPids([pid])), pid),
+  startOfNow: (pid) => startIn(psNow(selectPids([pid])), pid),
   async listening(pids) {
     if (pids.length === 0) return [];
     const output = await lsofListening(pids);

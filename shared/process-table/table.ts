@@ -97,9 +97,12 @@ export interface ProcessTable {
   /** Runs `work` in this thread's share of reading time (proc-scan.ts); at once where reads do not hold the thread. */
   inSlice<T>(work: () => T): Promise<T>;
 
-  /** A figure of when `pid` started, equal only for the same process: null when there is none. Units are the backend's. */
-  startOf(pid: number): Promise<number | null>;
-  startOfNow(pid: number): number | null;
+  /**
+   * A figure of when `pid` started, equal only for the same process: null when there is none, undefined when the table
+   * could not tell (a `ps` that failed or did not answer in time). Units are the backend's.
+   */
+  startOf(pid: number): Promise<number | null | undefined>;
+  startOfNow(pid: number): number | null | undefined;
 
   /** Sorted, distinct TCP ports the processes listen on; null where sockets cannot be listed. */
   listening(pids: readonly number[]): Promise<number[] | null>;

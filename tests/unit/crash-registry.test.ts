@@ -49,6 +49,9 @@ describe("owner and group decisions", () => {
     expect(ownerAlive(registry.owner, null, "ps")).toBe(true);
     // The pid now belongs to a process that started later: the owner is gone.
     expect(ownerAlive(registry.owner, 999999, "proc")).toBe(false);
+    // The table could not tell (a `ps` that failed or timed out on a saturated machine): a live Pi's jobs are never
+    // taken for a dead one's.
+    expect(ownerAlive(registry.owner, undefined, "proc")).toBe(true);
   });
 
   it("signals only groups still led by the job's own first process", () => {
