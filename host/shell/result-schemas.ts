@@ -105,6 +105,7 @@ const SessionEntrySchema = Type.Object({
   supervision: SupervisionSchema,
   listening: Type.Optional(Nullable(Type.Array(Type.Integer()))),
   start_stage: Type.Optional(StartStageSchema),
+  earlier_session: Type.Optional(Type.Literal(true)),
   usage: Type.Optional(UsageFieldsSchema),
 });
 

@@ -90,6 +90,8 @@ export interface SessionEntryView {
   usage?: UsageFields;
   /** Present while the job is starting: why its process does not exist yet. */
   start_stage?: StartStage;
+  /** Present when the job was started in an earlier session of this Pi (before /new, /resume or /fork). */
+  earlier_session?: true;
 }
 
 export interface ListResult {

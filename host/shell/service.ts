@@ -116,6 +116,7 @@ export class ShellService {
       tty: request.tty,
       cwd,
       timeoutMs: request.timeoutMs,
+      piSession: this.state.piSession,
       onExit: request.onExit,
       onStall: request.onStall,
     });
@@ -284,7 +285,7 @@ export class ShellService {
   }
 
   view(s: ShellSession, now: number): SessionEntryView {
-    return sessionEntry(s, readSession(s, now), { collected: s.replay !== null, listening: listeningOf(s) });
+    return sessionEntry(s, readSession(s, now), { collected: s.replay !== null, listening: listeningOf(s), piSession: this.state.piSession });
   }
 
   setOnExit(raw: unknown, call: CallContext): SetOnExitResult {

@@ -9,11 +9,14 @@ import { endingOf, statusOf } from "./supervision.ts";
 import { usageOf } from "./process-answer.ts";
 import { startingCounts } from "../../ui/start-stage.ts";
 
-/** One session in list_sessions. `listening`: the ports as last read (undefined: never read). */
+/**
+ * One session in list_sessions. `listening`: the ports as last read (undefined: never read); `piSession`: the current
+ * session of this Pi (ShellState.piSession), so that a job started before /new, /resume or /fork is marked.
+ */
 export function sessionEntry(
   session: SessionSettings,
   reading: SessionReading,
-  known: { collected: boolean; listening: number[] | null | undefined },
+  known: { collected: boolean; listening: number[] | null | undefined; piSession?: number },
 ): SessionEntryView {
   const status = statusOf(reading.state, session.timeoutMs);
   const result = reading.state.phase === "ended" ? reading.state.result : null;
@@ -36,6 +39,7 @@ export function sessionEntry(
     supervision: supervisionOf(session, reading),
     ...(status === "running" && known.listening !== undefined ? { listening: known.listening } : {}),
     ...(status === "starting" && reading.startStage !== null ? { start_stage: reading.startStage } : {}),
+    ...(session.piSession < (known.piSession ?? 0) ? { earlier_session: true as const } : {}),
     ...usageOf(reading),
   };
 }

@@ -20,6 +20,8 @@ export interface SessionSettings {
   readonly cwd: string;
   readonly timeoutMs: number;
   readonly startedEpochMs: number;
+  /** The Pi session it was started in (ShellState.piSession). */
+  readonly piSession: number;
   onExit: OnExit;
   /** Wake the model when the job appears stuck (on_exit "wake" implies it). */
   onStall: OnExit;
@@ -53,6 +55,7 @@ export function createSession(init: {
   tty: boolean;
   cwd: string;
   timeoutMs: number;
+  piSession: number;
   onExit: OnExit;
   onStall?: OnExit;
 }): ShellSession {
@@ -132,6 +135,7 @@ export function completionOf(session: SessionSettings, ended: JobEnded, output: 
   return {
     sessionId: session.id,
     cmd: session.cmd,
+    piSession: session.piSession,
     status: ending.status,
     exitCode: result.exitCode,
     signal: result.signal,

@@ -16,6 +16,11 @@ export interface ShellState {
   onCompletion: () => void;
   /** Set while the session shuts down: completions then owe nothing. */
   closing: boolean;
+  /**
+   * Which of this Pi process's sessions is current, counted from 0: /new, /resume and /fork carry the jobs into the
+   * next one (host/session/lifecycle.ts), and a job or a wake from an earlier one is said to be so.
+   */
+  piSession: number;
 }
 
 export function createShellState(options: { capacity?: number; wakeTiming?: WakeTiming } = {}): ShellState {
@@ -25,5 +30,6 @@ export function createShellState(options: { capacity?: number; wakeTiming?: Wake
     scripts: new Map(),
     onCompletion: () => {},
     closing: false,
+    piSession: 0,
   };
 }
