@@ -106,6 +106,7 @@ const SessionEntrySchema = Type.Object({
   listening: Type.Optional(Nullable(Type.Array(Type.Integer()))),
   start_stage: Type.Optional(StartStageSchema),
   earlier_session: Type.Optional(Type.Literal(true)),
+  persisted: Type.Optional(Type.Object({ entry: Type.String(), started_by_pid: Type.Integer() })),
   usage: Type.Optional(UsageFieldsSchema),
 });
 

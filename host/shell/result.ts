@@ -92,6 +92,8 @@ export interface SessionEntryView {
   start_stage?: StartStage;
   /** Present when the job was started in an earlier session of this Pi (before /new, /resume or /fork). */
   earlier_session?: true;
+  /** A persisted job (persist: true): its registry entry, and the Pi that started it. */
+  persisted?: { entry: string; started_by_pid: number };
 }
 
 export interface ListResult {

@@ -10,6 +10,8 @@ import { resolve } from "node:path";
 import type { ReadyReport } from "../../mailbox/messages.ts";
 import type { TakenOutput } from "../../mailbox/output.ts";
 import type { JobRuntime } from "../runtime/api.ts";
+import { releaseEnded } from "../persist/keeper.ts";
+import { keepFor, startActor } from "./persisted-start.ts";
 import { readEmptyPollCap, readWatchdog, steerInterruptEnabled } from "../config.ts";
 import { wakeForRunaway } from "./runaway.ts";
 import { waitFor, type Steering, type WaitEnd } from "./job-wait.ts";
@@ -100,14 +102,10 @@ export class ShellService {
     if (!admission.ok) throw new ShellToolError(admission.error);
     for (const id of admission.evicted) ledger.forget(id);
 
-    let handle;
-    try {
-      handle = this.options.runtime().start(
-        startRequestOf(request, cwd, { killGraceMs: this.options.killGraceMs ?? KILL_GRACE_MS, logMaxBytes: this.options.logMaxBytes ?? LOG_MAX_BYTES }, watchdog.spec),
-      );
-    } catch (error) {
-      throw new ShellToolError(`exec_command refused: ${(error as Error).message}`);
-    }
+    const killGraceMs = this.options.killGraceMs ?? KILL_GRACE_MS;
+    const persisted = request.persist ? await keepFor(request, cwd, call.cwd, killGraceMs) : null;
+    const limits = { killGraceMs, logMaxBytes: this.options.logMaxBytes ?? LOG_MAX_BYTES };
+    const handle = await startActor(this.options.runtime(), { request, cwd, limits, watchdog: watchdog.spec, persisted });
     const session = createSession({
       // The runtime's number for the job: session N writes its log to `job_N`.
       id: handle.number,
@@ -117,6 +115,7 @@ export class ShellService {
       cwd,
       timeoutMs: request.timeoutMs,
       piSession: this.state.piSession,
+      persisted,
       onExit: request.onExit,
       onStall: request.onStall,
     });
@@ -152,6 +151,8 @@ export class ShellService {
       state.onCompletion();
     });
     session.handle.onEnd((ended) => {
+      // A persisted job that really ended (not a follower stopped with Pi) is reported here: its entry goes.
+      if (session.persisted !== null) releaseEnded(session.persisted);
       // An explicit stop owes nothing, and neither does a session that is shutting down.
       if (state.closing || ended.stopBy !== null) return;
       state.ledger.completed(completionOf(session, ended, session.handle.finalOutput()), session.onExit === "wake", performance.now());

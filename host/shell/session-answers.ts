@@ -37,10 +37,12 @@ export function sessionEntry(
     elapsed_ms: elapsedOf(session, reading),
     log_path: reading.logPath,
     supervision: supervisionOf(session, reading),
-    ...(status === "running" && known.listening !== undefined ? { listening: known.listening } : {}),
+    // A persisted job's processes are its keeper's, outside this Pi's tree: the ports and usage here would be its
+    // follower's, so none are shown.
+    ...(status === "running" && known.listening !== undefined && session.persisted === null ? { listening: known.listening } : {}),
     ...(status === "starting" && reading.startStage !== null ? { start_stage: reading.startStage } : {}),
     ...(session.piSession < (known.piSession ?? 0) ? { earlier_session: true as const } : {}),
-    ...usageOf(reading),
+    ...(session.persisted === null ? usageOf(reading) : { persisted: { entry: session.persisted.dir, started_by_pid: session.persisted.entry.startedByPid } }),
   };
 }
 

@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { lastLines, SUCCESS_LINES, WAKE_FAILURE_LINES } from "../last-lines.ts";
 import type { JobEnded, JobFigures, JobHandle, JobState, StartStage } from "../runtime/api.ts";
+import type { KeptJob } from "../persist/keeper.ts";
 import type { ProcessResult } from "./result.ts";
 import { deriveSupervision, describeEnding, type Supervision } from "./supervision.ts";
 import type { OnExit } from "./validate.ts";
@@ -22,6 +23,8 @@ export interface SessionSettings {
   readonly startedEpochMs: number;
   /** The Pi session it was started in (ShellState.piSession). */
   readonly piSession: number;
+  /** A persisted job's keeper and registry entry: the actor runs its follower. Null for an ordinary job. */
+  readonly persisted: KeptJob | null;
   onExit: OnExit;
   /** Wake the model when the job appears stuck (on_exit "wake" implies it). */
   onStall: OnExit;
@@ -56,12 +59,14 @@ export function createSession(init: {
   cwd: string;
   timeoutMs: number;
   piSession: number;
+  persisted?: KeptJob | null;
   onExit: OnExit;
   onStall?: OnExit;
 }): ShellSession {
   const session: ShellSession = {
     ...init,
     onStall: init.onStall ?? "none",
+    persisted: init.persisted ?? null,
     startedEpochMs: init.handle.requestedAtEpoch,
     replay: null,
     endedAt: () => session.handle.result()?.endedAt ?? null,

@@ -1,0 +1,38 @@
+/**
+ * The start of an exec_command's job, and what it does differently for a persisted job (persist: true): it starts the
+ * job's keeper first (host/persist/keeper.ts), and the actor runs the job's follower instead of its command. The
+ * keeper enforces the lifetime; the follower's outlives it by a margin, so that the follower reports how the job ended.
+ */
+import type { WatchdogSpec } from "../../mailbox/spec.ts";
+import { FOLLOWER_MARGIN_MS, followerCommand, startKept, stopKept, type KeptJob } from "../persist/keeper.ts";
+import type { JobHandle, JobRuntime } from "../runtime/api.ts";
+import { defaultShell } from "../runtime/runtime.ts";
+import { startRequestOf } from "./start-request.ts";
+import { KILL_CONFIRM_SLACK_MS } from "./stop.ts";
+import { ShellToolError } from "./tool-error.ts";
+import type { ExecRequest } from "./validate.ts";
+
+/** Starts the keeper, registered under Pi's working directory (`project`); a failure is the tool's error. */
+export async function keepFor(request: ExecRequest, cwd: string, project: string, graceMs: number): Promise<KeptJob> {
+  try {
+    return await startKept({ project, cwd, cmd: request.cmd, shell: request.shell ?? defaultShell(), lifetimeMs: request.timeoutMs, graceMs });
+  } catch (error) {
+    throw new ShellToolError(`exec_command: persist: ${(error as Error).message}`);
+  }
+}
+
+/** Starts the job's actor on the command, or on a persisted job's follower; a keeper nobody would serve is stopped. */
+export async function startActor(
+  runtime: JobRuntime,
+  job: { request: ExecRequest; cwd: string; limits: { killGraceMs: number; logMaxBytes: number }; watchdog: WatchdogSpec | null; persisted: KeptJob | null },
+): Promise<JobHandle> {
+  const { request, persisted, limits } = job;
+  try {
+    if (persisted === null) return runtime.start(startRequestOf(request, job.cwd, limits, job.watchdog));
+    const followed = { ...request, timeoutMs: request.timeoutMs + limits.killGraceMs + FOLLOWER_MARGIN_MS };
+    return runtime.start(startRequestOf(followed, job.cwd, limits, job.watchdog, { command: followerCommand(persisted.dir, 0), shell: "/bin/sh" }));
+  } catch (error) {
+    if (persisted !== null) await stopKept(persisted, "SIGTERM", limits.killGraceMs + KILL_CONFIRM_SLACK_MS);
+    throw new ShellToolError(`exec_command refused: ${(error as Error).message}`);
+  }
+}
