@@ -34,6 +34,7 @@ export interface KeepRequest {
   shell: string;
   lifetimeMs: number;
   graceMs: number;
+  onExit: "none" | "wake";
   /** The registry's root (tests); the user's, under the temp directory, otherwise. */
   root?: string;
   perl?: string;
@@ -70,6 +71,7 @@ export async function startKept(request: KeepRequest): Promise<KeptJob> {
     startedAtEpochMs: Date.now(),
     lifetimeMs: request.lifetimeMs,
     startedByPid: process.pid,
+    onExit: request.onExit,
     keeperPid: Number(keeperPid),
     pgid: Number(pgid),
   };
@@ -131,7 +133,11 @@ export async function stopKept(kept: KeptJob, signal: NodeJS.Signals, confirmMs:
   }
 }
 
-/** Once the job's end is recorded and its follower has reported it, nothing is left to adopt: the entry goes. */
+/**
+ * Once the job's end is recorded, or its keeper and its group are gone without one, and its follower has reported
+ * it, nothing is left to adopt: the entry goes.
+ */
 export function releaseEnded(kept: KeptJob): void {
-  if (existsSync(join(kept.dir, "end"))) removeEntry(kept.dir);
+  const gone = existsSync(join(kept.dir, "end")) || (!alive(kept.entry.keeperPid) && !alive(-kept.entry.pgid));
+  if (gone) removeEntry(kept.dir);
 }

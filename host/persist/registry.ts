@@ -29,6 +29,8 @@ export interface PersistEntry {
   lifetimeMs: number;
   /** The Pi process that started it. */
   startedByPid: number;
+  /** Whether its end wakes the model: the Pi that adopts it keeps the choice it was started with. */
+  onExit: "none" | "wake";
   keeperPid: number;
   /** The job's process group (its shell's pid). */
   pgid: number;
@@ -114,6 +116,7 @@ function entryOf(value: unknown): PersistEntry | string {
     if (!isInt(e[field]) || (e[field] as number) < 0) return `entry.json: ${field} is not a whole number`;
   }
   for (const field of ["project", "cmd", "cwd"] as const) if (typeof e[field] !== "string") return `entry.json: ${field} is not a string`;
+  if (e.onExit !== "none" && e.onExit !== "wake") return "entry.json: onExit is not none or wake";
   if ((e.keeperPid as number) <= 1 || (e.pgid as number) <= 1) return "entry.json: keeperPid and pgid must be above 1";
   return e as unknown as PersistEntry;
 }

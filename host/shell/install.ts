@@ -17,6 +17,7 @@ import { ShellService, type CallContext, type ShellServiceOptions } from "./serv
 import { stopAllIn } from "./stop.ts";
 import { createShellState, type ShellState } from "./state.ts";
 import { WakeScheduler } from "./wake-delivery.ts";
+import { adoptPersisted } from "./adopt.ts";
 import type { WakeTiming } from "./wake-ledger.ts";
 
 export const KEEP_BUILTIN_BASH_FLAG = "keep-builtin-bash";
@@ -66,13 +67,16 @@ export function installShellJobs(pi: ExtensionAPI, lifecycle: Lifecycle, options
     default: false,
   });
 
-  pi.on("session_start", (event) => {
+  pi.on("session_start", (event, ctx) => {
     // Parked state exists only after /reload or a session switch: the starts that continue the previous instance's
     // jobs. After /new, /resume or /fork they belong to an earlier session of this Pi.
     const parked = lifecycle.adopted<ParkedShell>(PARK_KEY);
     if (parked) {
       service.state = parked.state;
       if (event.reason !== "reload") service.state.piSession += 1;
+    } else {
+      // A fresh Pi: the persisted jobs of its directory are re-attached (or listed, if another Pi owns them).
+      adoptPersisted(service, runtime(), ctx.cwd, (line) => ctx.ui.notify(line, "warning"));
     }
     service.state.closing = false;
     service.state.onCompletion = () => wakes.schedule();
@@ -90,8 +94,12 @@ export function installShellJobs(pi: ExtensionAPI, lifecycle: Lifecycle, options
     wakes.stop();
     // On /reload and session switches the lifecycle has parked the state already (onPark above).
     if (carriesJobs(event.reason)) return;
-    // Quit: this session's jobs end with it.
+    // Quit: this session's jobs end with it (a persisted job's follower only), and the directory's persisted jobs
+    // are free for the next Pi to adopt.
+    const ownership = service.state.persisted.ownership;
     await service.stopAll();
+    const owned = await ownership;
+    if (owned.owned) owned.release();
     service.state = createShellState({ capacity: options.capacity, wakeTiming: options.wakeTiming });
   });
 

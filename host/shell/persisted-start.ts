@@ -11,11 +11,21 @@ import { startRequestOf } from "./start-request.ts";
 import { KILL_CONFIRM_SLACK_MS } from "./stop.ts";
 import { ShellToolError } from "./tool-error.ts";
 import type { ExecRequest } from "./validate.ts";
+import type { PersistState } from "./state.ts";
 
-/** Starts the keeper, registered under Pi's working directory (`project`); a failure is the tool's error. */
-export async function keepFor(request: ExecRequest, cwd: string, project: string, graceMs: number): Promise<KeptJob> {
+/**
+ * Starts the keeper, registered under Pi's working directory (`project`); a failure is the tool's error. Only the Pi
+ * that owns the directory's persisted jobs (host/persist/owner-lock.ts) starts one: another could never adopt it.
+ */
+export async function keepFor(request: ExecRequest, cwd: string, project: string, graceMs: number, persisted: PersistState): Promise<KeptJob> {
+  const ownership = await persisted.ownership;
+  if (!ownership.owned) {
+    const owner = ownership.ownerPid === null ? "another Pi" : `another Pi (pid ${ownership.ownerPid})`;
+    throw new ShellToolError(`exec_command: persist: ${owner} owns the persisted jobs of this directory; start it there, or without persist`);
+  }
   try {
-    return await startKept({ project, cwd, cmd: request.cmd, shell: request.shell ?? defaultShell(), lifetimeMs: request.timeoutMs, graceMs });
+    const shell = request.shell ?? defaultShell();
+    return await startKept({ project, cwd, cmd: request.cmd, shell, lifetimeMs: request.timeoutMs, graceMs, onExit: request.onExit });
   } catch (error) {
     throw new ShellToolError(`exec_command: persist: ${(error as Error).message}`);
   }
@@ -29,10 +39,15 @@ export async function startActor(
   const { request, persisted, limits } = job;
   try {
     if (persisted === null) return runtime.start(startRequestOf(request, job.cwd, limits, job.watchdog));
-    const followed = { ...request, timeoutMs: request.timeoutMs + limits.killGraceMs + FOLLOWER_MARGIN_MS };
-    return runtime.start(startRequestOf(followed, job.cwd, limits, job.watchdog, { command: followerCommand(persisted.dir, 0), shell: "/bin/sh" }));
+    return followKept(runtime, persisted, request, limits, 0);
   } catch (error) {
     if (persisted !== null) await stopKept(persisted, "SIGTERM", limits.killGraceMs + KILL_CONFIRM_SLACK_MS);
     throw new ShellToolError(`exec_command refused: ${(error as Error).message}`);
   }
+}
+
+/** Starts an actor on the kept job's follower, which copies its log from `offset` on; it runs in the entry's folder. */
+export function followKept(runtime: JobRuntime, kept: KeptJob, request: ExecRequest, limits: { killGraceMs: number; logMaxBytes: number }, offset: number): JobHandle {
+  const followed = { ...request, timeoutMs: request.timeoutMs + limits.killGraceMs + FOLLOWER_MARGIN_MS };
+  return runtime.start(startRequestOf(followed, kept.dir, limits, null, { command: followerCommand(kept.dir, offset), shell: "/bin/sh" }));
 }

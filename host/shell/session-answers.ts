@@ -3,7 +3,8 @@
  * from one reading of the session's job. Pure.
  */
 import { completionPhrase, type ReceiptLine } from "./notices.ts";
-import type { KillResult, ListResult, SessionEntryView, SetOnExitResult } from "./result.ts";
+import type { KeptJob } from "../persist/keeper.ts";
+import type { KillResult, ListResult, PersistedView, SessionEntryView, SetOnExitResult } from "./result.ts";
 import { completionOf, elapsedOf, supervisionOf, type SessionReading, type SessionSettings } from "./session.ts";
 import { endingOf, statusOf } from "./supervision.ts";
 import { usageOf } from "./process-answer.ts";
@@ -42,16 +43,30 @@ export function sessionEntry(
     ...(status === "running" && known.listening !== undefined && session.persisted === null ? { listening: known.listening } : {}),
     ...(status === "starting" && reading.startStage !== null ? { start_stage: reading.startStage } : {}),
     ...(session.piSession < (known.piSession ?? 0) ? { earlier_session: true as const } : {}),
-    ...(session.persisted === null ? usageOf(reading) : { persisted: { entry: session.persisted.dir, started_by_pid: session.persisted.entry.startedByPid } }),
+    ...(session.persisted === null ? usageOf(reading) : { persisted: persistedView(session.persisted, session.adopted) }),
   };
 }
 
-export function listAnswer(sessions: SessionEntryView[]): ListResult {
+function persistedView(kept: KeptJob, adopted: boolean): PersistedView {
+  return { entry: kept.dir, started_by_pid: kept.entry.startedByPid, ...(adopted ? { adopted: true as const } : {}) };
+}
+
+/** `elsewhere`: the persisted jobs of this directory that another Pi owns, and its pid if known. */
+export function listAnswer(sessions: SessionEntryView[], elsewhere?: { ownerPid: number | null; jobs: readonly KeptJob[] }): ListResult {
   const active = sessions.filter((s) => s.status === "starting" || s.running).length;
   const completed = sessions.length - active;
   // Counted only when a job is starting: a burst then says how far along it is, a quiet list stays as it was.
   const starting = sessions.some((s) => s.start_stage !== undefined) ? { starting_counts: startingCounts(sessions.map((s) => s.start_stage)) } : {};
-  return { operation: "list_sessions", active_count: active, completed_count: completed, just_exited_count: completed, ...starting, sessions };
+  const others =
+    elsewhere !== undefined && elsewhere.jobs.length > 0
+      ? {
+          owned_by_another_pi: {
+            owner_pid: elsewhere.ownerPid,
+            jobs: elsewhere.jobs.map((kept) => ({ cmd: kept.entry.cmd, started_utc: new Date(kept.entry.startedAtEpochMs).toISOString(), persisted: persistedView(kept, false) })),
+          },
+        }
+      : {};
+  return { operation: "list_sessions", active_count: active, completed_count: completed, just_exited_count: completed, ...starting, sessions, ...others };
 }
 
 export function setOnExitAnswer(

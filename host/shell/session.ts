@@ -25,6 +25,8 @@ export interface SessionSettings {
   readonly piSession: number;
   /** A persisted job's keeper and registry entry: the actor runs its follower. Null for an ordinary job. */
   readonly persisted: KeptJob | null;
+  /** A persisted job this Pi adopted at its start (host/shell/adopt.ts) rather than started. */
+  readonly adopted: boolean;
   onExit: OnExit;
   /** Wake the model when the job appears stuck (on_exit "wake" implies it). */
   onStall: OnExit;
@@ -60,6 +62,9 @@ export function createSession(init: {
   timeoutMs: number;
   piSession: number;
   persisted?: KeptJob | null;
+  adopted?: boolean;
+  /** When the job started, if before its handle (an adopted job). */
+  startedEpochMs?: number;
   onExit: OnExit;
   onStall?: OnExit;
 }): ShellSession {
@@ -67,7 +72,8 @@ export function createSession(init: {
     ...init,
     onStall: init.onStall ?? "none",
     persisted: init.persisted ?? null,
-    startedEpochMs: init.handle.requestedAtEpoch,
+    adopted: init.adopted ?? false,
+    startedEpochMs: init.startedEpochMs ?? init.handle.requestedAtEpoch,
     replay: null,
     endedAt: () => session.handle.result()?.endedAt ?? null,
     readOnce: () => session.replay !== null,

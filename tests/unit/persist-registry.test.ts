@@ -40,6 +40,7 @@ function entryFor(project: string, over: Partial<PersistEntry> = {}): PersistEnt
     startedAtEpochMs: 1_700_000_000_000,
     lifetimeMs: 60_000,
     startedByPid: 1234,
+    onExit: "wake",
     keeperPid: 4321,
     pgid: 4322,
     ...over,
