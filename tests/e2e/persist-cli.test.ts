@@ -1,0 +1,83 @@
+/**
+ * Persisted jobs across real Pi processes (`pi --mode rpc`, each its own process): a Pi killed with SIGKILL leaves its
+ * persisted job running and its ordinary job to the next Pi's crash cleanup; the next Pi in the directory adopts the
+ * persisted one and stops it with kill_session, leaving no process.
+ */
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, test } from "vitest";
+import { pidAlive } from "../integration/helpers.ts";
+import { startRpc, type PiRecord, type RpcSession } from "./harness/cli.ts";
+import { pollUntil } from "./harness/wait.ts";
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The details of the `n`th result of a tool, as Pi streamed them. */
+function resultOf(pi: RpcSession, tool: string, n = 0): any {
+  const ends = pi.records.filter((r: PiRecord) => r.type === "tool_execution_end" && r.toolName === tool);
+  return (ends[n] as { result: { details: unknown } } | undefined)?.result.details;
+}
+
+function stopLeftover(entry: string): void {
+  if (!existsSync(join(entry, "keeper"))) return;
+  const [, keeper, job] = /^keeper (\d+) job (\d+) /.exec(readFileSync(join(entry, "keeper"), "utf8")) ?? [];
+  for (const target of [-Number(job), Number(keeper)]) {
+    try {
+      process.kill(target, "SIGKILL");
+    } catch {
+      // Gone.
+    }
+  }
+}
+
+describe("persisted jobs across Pi processes", () => {
+  test("after SIGKILL the next Pi adopts the persisted job and stops it; the ordinary one is cleaned up", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "project-"));
+    const first = await startRpc({
+      cwd,
+      steps: [
+        {
+          toolCalls: [
+            { name: "exec_command", arguments: { cmd: "echo $$ > ordinary.pid; exec sleep 120", yield_time_ms: 250 } },
+            { name: "exec_command", arguments: { cmd: "echo up; exec sleep 120", persist: true, ready: { pattern: "^up$" } } },
+          ],
+        },
+        { toolCalls: [{ name: "list_sessions", arguments: {} }] },
+        { text: "started" },
+      ],
+    });
+    cleanups.push(() => first.close());
+    await first.prompt("start");
+    await first.waitForSettled(1, 60_000);
+    const listed = resultOf(first, "list_sessions").sessions as { cmd: string; persisted?: { entry: string; started_by_pid: number } }[];
+    const persisted = listed.find((s) => s.persisted !== undefined)!.persisted!;
+    cleanups.push(() => stopLeftover(persisted.entry));
+    const ordinary = Number(readFileSync(join(cwd, "ordinary.pid"), "utf8").trim());
+    expect(pidAlive(ordinary)).toBe(true);
+
+    process.kill(persisted.started_by_pid, "SIGKILL");
+    await pollUntil(() => !pidAlive(persisted.started_by_pid), { what: "the first Pi to die" });
+
+    const second = await startRpc({
+      cwd,
+      steps: [{ toolCalls: [{ name: "list_sessions", arguments: {} }] }, { toolCalls: [{ name: "kill_session", arguments: { session_id: 1 } }] }, { text: "done" }],
+    });
+    cleanups.push(() => second.close());
+    await second.prompt("adopt");
+    await second.waitForSettled(1, 60_000);
+    expect(resultOf(second, "list_sessions").sessions[0]).toMatchObject({
+      session_id: 1,
+      cmd: "echo up; exec sleep 120",
+      running: true,
+      persisted: { entry: persisted.entry, adopted: true, started_by_pid: persisted.started_by_pid },
+    });
+    expect(resultOf(second, "kill_session")).toMatchObject({ killed: true });
+    expect(existsSync(persisted.entry)).toBe(false);
+    // The dead Pi's ordinary job is the crash cleanup's, as before.
+    await pollUntil(() => !pidAlive(ordinary), { what: "the crash cleanup to stop the ordinary job", timeoutMs: 30_000 });
+  });
+});
