@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { persistProgramUrl } from "../../shared/entry-url.ts";
-import { newEntryDir, projectDir, removeEntry, writeEntry, PERSIST_VERSION, type PersistEntry } from "./registry.ts";
+import { newEntryDir, projectDir, removeEntry, writeEntry, PERSIST_VERSION, type PersistEntry, type StartRecord } from "./registry.ts";
 
 const KEEPER = fileURLToPath(persistProgramUrl("keeper"));
 const FOLLOWER = fileURLToPath(persistProgramUrl("follow"));
@@ -51,6 +51,19 @@ export function followerCommand(dir: string, offset: number, perl = "perl"): str
 export async function startKept(request: KeepRequest): Promise<KeptJob> {
   const { dir: folder, project } = projectDir(request.project, request.root);
   const dir = newEntryDir(folder);
+  const record: StartRecord = {
+    version: PERSIST_VERSION,
+    uid: process.getuid?.() ?? -1,
+    project,
+    cmd: request.cmd,
+    cwd: request.cwd,
+    startedAtEpochMs: Date.now(),
+    lifetimeMs: request.lifetimeMs,
+    startedByPid: process.pid,
+    onExit: request.onExit,
+  };
+  // Written before the job starts: a Pi that dies right after the keeper has started leaves a job that can be adopted.
+  writeEntry(dir, record);
   // The tag of this Pi's runtime stays with this Pi's jobs.
   const { PI_JOBS_JOB: _tag, ...env } = process.env;
   const args = [KEEPER, dir, String(request.lifetimeMs / 1000), String(request.graceMs / 1000), request.shell, request.cmd];
@@ -62,21 +75,7 @@ export async function startKept(request: KeepRequest): Promise<KeptJob> {
     throw error;
   }
   const [, keeperPid, pgid] = /^started (\d+) (\d+)\n?$/.exec(word) as RegExpExecArray;
-  const entry: PersistEntry = {
-    version: PERSIST_VERSION,
-    uid: process.getuid?.() ?? -1,
-    project,
-    cmd: request.cmd,
-    cwd: request.cwd,
-    startedAtEpochMs: Date.now(),
-    lifetimeMs: request.lifetimeMs,
-    startedByPid: process.pid,
-    onExit: request.onExit,
-    keeperPid: Number(keeperPid),
-    pgid: Number(pgid),
-  };
-  writeEntry(dir, entry);
-  return { dir, entry };
+  return { dir, entry: { ...record, keeperPid: Number(keeperPid), pgid: Number(pgid) } };
 }
 
 /** Runs the keeper's launcher, which ends once the keeper said the job runs; resolves with that word. */

@@ -17,7 +17,7 @@ import { join } from "node:path";
 /** Bump when the shape of entry.json changes; an entry of another version is ignored. */
 export const PERSIST_VERSION = 1;
 
-/** What Pi wrote when it started the job. */
+/** A job's entry: what Pi wrote before it started the keeper (entry.json), and the pids the keeper recorded. */
 export interface PersistEntry {
   version: number;
   uid: number;
@@ -31,10 +31,17 @@ export interface PersistEntry {
   startedByPid: number;
   /** Whether its end wakes the model: the Pi that adopts it keeps the choice it was started with. */
   onExit: "none" | "wake";
+  /** From the keeper's record (`keeper`), written before the keeper says the job runs. */
   keeperPid: number;
   /** The job's process group (its shell's pid). */
   pgid: number;
 }
+
+/** What Pi writes into entry.json, before the keeper starts: so no job ever runs without an entry to adopt it by. */
+export type StartRecord = Omit<PersistEntry, "keeperPid" | "pgid">;
+
+/** An entry whose keeper never recorded a job this long after it was written is abandoned (Pi died starting it). */
+const ABANDONED_AFTER_MS = 60_000;
 
 /** What the keeper recorded when the job ended. */
 export interface PersistEnd {
@@ -101,25 +108,26 @@ export function writeAtomic(path: string, text: string): void {
   }
 }
 
-export function writeEntry(dir: string, entry: PersistEntry): void {
+export function writeEntry(dir: string, entry: StartRecord): void {
   writeAtomic(join(dir, "entry.json"), `${JSON.stringify(entry)}\n`);
 }
 
 const isInt = (value: unknown): value is number => typeof value === "number" && Number.isSafeInteger(value);
 
-/** The entry, its fields checked one by one, or a string naming what is wrong. */
-function entryOf(value: unknown): PersistEntry | string {
+/** The start record, its fields checked one by one, or a string naming what is wrong. */
+function entryOf(value: unknown): StartRecord | string {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return "entry.json is not an object";
   const e = value as Record<string, unknown>;
   if (e.version !== PERSIST_VERSION) return `entry.json is of version ${JSON.stringify(e.version)}, not ${PERSIST_VERSION}`;
-  for (const field of ["uid", "startedAtEpochMs", "lifetimeMs", "startedByPid", "keeperPid", "pgid"] as const) {
+  for (const field of ["uid", "startedAtEpochMs", "lifetimeMs", "startedByPid"] as const) {
     if (!isInt(e[field]) || (e[field] as number) < 0) return `entry.json: ${field} is not a whole number`;
   }
   for (const field of ["project", "cmd", "cwd"] as const) if (typeof e[field] !== "string") return `entry.json: ${field} is not a string`;
   if (e.onExit !== "none" && e.onExit !== "wake") return "entry.json: onExit is not none or wake";
-  if ((e.keeperPid as number) <= 1 || (e.pgid as number) <= 1) return "entry.json: keeperPid and pgid must be above 1";
-  return e as unknown as PersistEntry;
+  return e as unknown as StartRecord;
 }
+
+const KEEPER_LINE = /^keeper (\d{2,10}) job (\d{2,10}) started \d{1,16}\n$/;
 
 const END_LINE = /^exit (-|\d{1,3}) signal (-|SIG[A-Z0-9+-]{1,12}) ended (\d{1,16}) cause (exited|stopped|timeout)\n$/;
 
@@ -157,18 +165,23 @@ export function readEntry(dir: string, expected: { project: string }): EntryRead
     if (typeof entry === "string") return { ok: false, reason: entry };
     if (entry.uid !== uid()) return { ok: false, reason: `entry.json is of user ${entry.uid}` };
     if (entry.project !== expected.project) return { ok: false, reason: `entry.json is of another project (${JSON.stringify(entry.project)})` };
+    const keeperText = readText(join(dir, "keeper"));
+    if (keeperText === null) return { ok: false, reason: Date.now() - entry.startedAtEpochMs > ABANDONED_AFTER_MS ? "abandoned: no keeper ever started" : "no keeper yet" };
+    const pids = KEEPER_LINE.exec(keeperText);
+    if (pids === null) return { ok: false, reason: "keeper record is torn or malformed" };
     const endText = readText(join(dir, "end"));
     const end = endText === null ? null : parseEnd(endText);
     if (typeof end === "string") return { ok: false, reason: end };
-    return { ok: true, value: { dir, entry, end } };
+    return { ok: true, value: { dir, entry: { ...entry, keeperPid: Number(pids[1]), pgid: Number(pids[2]) }, end } };
   } catch (error) {
     return { ok: false, reason: (error as Error).message };
   }
 }
 
 /**
- * Every readable entry of the project, oldest first. A folder still being set up (no entry.json yet) is skipped
- * silently; any other that cannot be trusted is reported through `warn` and left alone.
+ * Every readable entry of the project, oldest first. A folder still being set up (no entry.json or no keeper record
+ * yet) is skipped silently, one abandoned while being set up is removed; any other that cannot be trusted is reported
+ * through `warn` and left alone.
  */
 export function listEntries(projectFolder: string, project: string, warn: (line: string) => void): RegistryEntry[] {
   const out: RegistryEntry[] = [];
@@ -176,7 +189,8 @@ export function listEntries(projectFolder: string, project: string, warn: (line:
     const dir = join(projectFolder, name);
     const reading = readEntry(dir, { project });
     if (reading.ok) out.push(reading.value);
-    else if (reading.reason !== "no entry.json") warn(`pi-jobs: ignored the persisted job entry ${dir}: ${reading.reason}`);
+    else if (reading.reason.startsWith("abandoned")) removeEntry(dir);
+    else if (reading.reason !== "no entry.json" && reading.reason !== "no keeper yet") warn(`pi-jobs: ignored the persisted job entry ${dir}: ${reading.reason}`);
   }
   return out.sort((a, b) => a.entry.startedAtEpochMs - b.entry.startedAtEpochMs);
 }

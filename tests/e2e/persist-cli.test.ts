@@ -1,14 +1,17 @@
 /**
  * Persisted jobs across real Pi processes (`pi --mode rpc`, each its own process): a Pi killed with SIGKILL leaves its
  * persisted job running and its ordinary job to the next Pi's crash cleanup; the next Pi in the directory adopts the
- * persisted one and stops it with kill_session, leaving no process.
+ * persisted one and stops it with kill_session, leaving no process. A closed terminal (tmux kill-session) ends the
+ * ordinary job through the exit net and leaves the persisted one for the next Pi too.
  */
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { pidAlive } from "../integration/helpers.ts";
+import { execFile } from "node:child_process";
 import { startRpc, type PiRecord, type RpcSession } from "./harness/cli.ts";
+import { startTui } from "./harness/tmux.ts";
 import { pollUntil } from "./harness/wait.ts";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
@@ -79,5 +82,55 @@ describe("persisted jobs across Pi processes", () => {
     expect(existsSync(persisted.entry)).toBe(false);
     // The dead Pi's ordinary job is the crash cleanup's, as before.
     await pollUntil(() => !pidAlive(ordinary), { what: "the crash cleanup to stop the ordinary job", timeoutMs: 30_000 });
+  });
+
+  test("a closed terminal (tmux) ends the ordinary job and leaves the persisted one, which the next Pi adopts", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "project-"));
+    const tui = await startTui({
+      cwd,
+      steps: [
+        {
+          toolCalls: [
+            { name: "exec_command", arguments: { cmd: "echo $$ > ordinary.pid; exec sleep 120", yield_time_ms: 250 } },
+            { name: "exec_command", arguments: { cmd: "echo $$ > persisted.pid; exec sleep 120", persist: true, yield_time_ms: 250 } },
+          ],
+        },
+        { text: "started" },
+      ],
+    });
+    cleanups.push(() => tui.kill());
+    await tui.waitForPane(/faux/, 60_000);
+    await tui.type("start");
+    await tui.sendKeys("Enter");
+    const pidIn = (file: string): Promise<number> =>
+      pollUntil(() => existsSync(join(cwd, file)) && Number(readFileSync(join(cwd, file), "utf8").trim()) > 1 && Number(readFileSync(join(cwd, file), "utf8").trim()), {
+        timeoutMs: 60_000,
+        what: file,
+      });
+    const ordinary = await pidIn("ordinary.pid");
+    const persisted = await pidIn("persisted.pid");
+    cleanups.push(() => {
+      try {
+        process.kill(-persisted, "SIGKILL");
+      } catch {
+        // Gone.
+      }
+    });
+    await new Promise<void>((resolve, reject) =>
+      execFile("tmux", ["-L", tui.socket, "kill-session", "-t", tui.target], (error) => (error ? reject(error) : resolve())),
+    );
+    await pollUntil(() => !pidAlive(ordinary), { timeoutMs: 30_000, what: "the ordinary job to end with Pi" });
+    expect(pidAlive(persisted)).toBe(true);
+
+    const next = await startRpc({
+      cwd,
+      steps: [{ toolCalls: [{ name: "list_sessions", arguments: {} }] }, { toolCalls: [{ name: "kill_session", arguments: { session_id: 1 } }] }, { text: "done" }],
+    });
+    cleanups.push(() => next.close());
+    await next.prompt("adopt");
+    await next.waitForSettled(1, 60_000);
+    expect(resultOf(next, "list_sessions").sessions[0]).toMatchObject({ running: true, persisted: { adopted: true } });
+    expect(resultOf(next, "kill_session")).toMatchObject({ killed: true });
+    expect(pidAlive(persisted)).toBe(false);
   });
 });
