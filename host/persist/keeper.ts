@@ -1,8 +1,8 @@
 /**
  * Starting and stopping a persisted job's keeper (spawner/keeper.pl), and the command of its follower
  * (spawner/follow.pl), which a job actor runs in place of the job's own command so that the runtime serves the job
- * like any other. The keeper is started in the job's folder of the registry (host/persist/registry.ts) and detaches
- * itself; what it reports is written into the entry here.
+ * like any other. Pi writes the job's entry in the registry (host/persist/registry.ts) first, then starts the keeper in
+ * that folder; the keeper detaches itself and records its pids and, later, the job's end there itself.
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";

@@ -31,17 +31,20 @@ export async function keepFor(request: ExecRequest, cwd: string, project: string
   }
 }
 
-/** Starts the job's actor on the command, or on a persisted job's follower; a keeper nobody would serve is stopped. */
-export async function startActor(
+/**
+ * Starts the job's actor on the command, or on a persisted job's follower; a keeper nobody would serve is stopped.
+ * Synchronous, as the registry's admission before it is: calls in parallel must not all pass the admission first.
+ */
+export function startActor(
   runtime: JobRuntime,
   job: { request: ExecRequest; cwd: string; limits: { killGraceMs: number; logMaxBytes: number }; watchdog: WatchdogSpec | null; persisted: KeptJob | null },
-): Promise<JobHandle> {
+): JobHandle {
   const { request, persisted, limits } = job;
   try {
     if (persisted === null) return runtime.start(startRequestOf(request, job.cwd, limits, job.watchdog));
     return followKept(runtime, persisted, request, limits, 0);
   } catch (error) {
-    if (persisted !== null) await stopKept(persisted, "SIGTERM", limits.killGraceMs + KILL_CONFIRM_SLACK_MS);
+    if (persisted !== null) void stopKept(persisted, "SIGTERM", limits.killGraceMs + KILL_CONFIRM_SLACK_MS);
     throw new ShellToolError(`exec_command refused: ${(error as Error).message}`);
   }
 }

@@ -10,7 +10,6 @@ import { resolve } from "node:path";
 import type { ReadyReport } from "../../mailbox/messages.ts";
 import type { TakenOutput } from "../../mailbox/output.ts";
 import type { JobRuntime } from "../runtime/api.ts";
-import { releaseEnded } from "../persist/keeper.ts";
 import { keepFor, startActor } from "./persisted-start.ts";
 import { readEmptyPollCap, readWatchdog, steerInterruptEnabled } from "../config.ts";
 import { wakeForRunaway } from "./runaway.ts";
@@ -104,7 +103,7 @@ export class ShellService {
     const killGraceMs = this.options.killGraceMs ?? KILL_GRACE_MS;
     const persisted = request.persist ? await keepFor(request, cwd, call.cwd, killGraceMs, this.state.persisted) : null;
     const limits = { killGraceMs, logMaxBytes: this.options.logMaxBytes ?? LOG_MAX_BYTES };
-    const handle = await startActor(this.options.runtime(), { request, cwd, limits, watchdog: watchdog.spec, persisted });
+    const handle = startActor(this.options.runtime(), { request, cwd, limits, watchdog: watchdog.spec, persisted });
     const session = createSession({
       // The runtime's number for the job: session N writes its log to `job_N`.
       id: handle.number,
@@ -154,8 +153,6 @@ export class ShellService {
       state.onCompletion();
     });
     session.handle.onEnd((ended) => {
-      // A persisted job that really ended (not a follower stopped with Pi) is reported here: its entry goes.
-      if (session.persisted !== null) releaseEnded(session.persisted);
       // An explicit stop owes nothing, and neither does a session that is shutting down.
       if (state.closing || ended.stopBy !== null) return;
       state.ledger.completed(completionOf(session, ended, session.handle.finalOutput()), session.onExit === "wake", performance.now());

@@ -59,8 +59,18 @@ export async function killSession(state: ShellState, session: ShellSession, sign
   return killAnswer(session, reading, { signal, already_exited: false, killed: true, message: "the process group was stopped; no wake will be sent" });
 }
 
-/** Stops every job the state owns (session end): nothing is notified, nothing stays registered. */
+/**
+ * Stops every job the state owns (session end): nothing is notified, nothing stays registered. A persisted job whose
+ * end this Pi has reported (its wake handed to Pi, or its result read or stopped) is done with: its entry goes. Any
+ * other stays for the next Pi, which reports its end if this one did not.
+ */
 export async function stopAllIn(state: ShellState): Promise<void> {
+  for (const session of state.registry.all()) {
+    const reported = ["submitted", "consumed", "suppressed"].includes(state.ledger.stateOf(session.id));
+    if (session.persisted !== null && session.handle.state().stopBy === null && session.handle.phase() === "ended" && reported) {
+      releaseEnded(session.persisted);
+    }
+  }
   state.closing = true;
   const running = state.registry.all().filter((s) => s.handle.phase() !== "ended");
   await Promise.all(running.map((s) => s.handle.stop("SIGTERM", { bounded: true, by: "session_shutdown" }).catch(() => undefined)));

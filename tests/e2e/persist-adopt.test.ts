@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, test } from "vitest";
 import { pidAlive } from "../integration/helpers.ts";
+import { keeperOf, stopLeftover } from "./harness/persisted-entry.ts";
 import { startSdkSession, wakeMessages, type SdkSession } from "./harness/sdk.ts";
 import { pollUntil } from "./harness/wait.ts";
 
@@ -33,23 +34,7 @@ async function pi(cwd: string, responses: FauxResponseFactory[]): Promise<SdkSes
 type ToolEnd = { toolName: string; isError: boolean; result: { content: { text?: string }[]; details: any } };
 const ends = (sdk: SdkSession): ToolEnd[] => sdk.eventsOf("tool_execution_end") as unknown as ToolEnd[];
 
-function keeperOf(entry: string): { keeper: number; job: number } {
-  const [, keeper, job] = /^keeper (\d+) job (\d+) /.exec(readFileSync(join(entry, "keeper"), "utf8")) ?? [];
-  return { keeper: Number(keeper), job: Number(job) };
-}
 
-/** Stops a job the test left running, as kill_session would. */
-function stopLeftover(entry: string): void {
-  if (!existsSync(join(entry, "keeper"))) return;
-  const { keeper, job } = keeperOf(entry);
-  for (const target of [-job, keeper]) {
-    try {
-      process.kill(target, "SIGKILL");
-    } catch {
-      // Gone.
-    }
-  }
-}
 
 const project = (): string => mkdtempSync(join(tmpdir(), "project-"));
 
@@ -66,7 +51,7 @@ async function startThenQuit(cwd: string, args: Record<string, unknown>): Promis
 describe("persisted jobs are re-attached by the next Pi in the directory", () => {
   test("a job that ended while no Pi ran is reported once, with its exit code and last lines; its entry goes", async () => {
     const cwd = project();
-    const entry = await startThenQuit(cwd, { cmd: "echo started; sleep 1.5; echo finishing; exit 3", on_exit: "wake", yield_time_ms: 250 });
+    const entry = await startThenQuit(cwd, { cmd: "echo started; sleep 3; echo finishing; exit 3", on_exit: "wake", yield_time_ms: 250 });
     await pollUntil(() => existsSync(join(entry, "end")), { what: "the job to end while no Pi runs" });
     const next = await pi(cwd, [say("woken"), call("list_sessions", {}), say("listed")]);
     await next.waitForSettled(1, 30_000);
@@ -75,10 +60,10 @@ describe("persisted jobs are re-attached by the next Pi in the directory", () =>
     expect(wakes[0]!.details.sessions[0]).toMatchObject({ status: "exited", exit_code: 3, earlier_session: true });
     expect(wakes[0]!.content).toContain("(started in an earlier session): exited with code 3");
     expect(wakes[0]!.content).toContain("finishing");
-    await pollUntil(() => !existsSync(entry), { what: "the reported entry to go" });
     await sleep(3_500);
     expect(wakeMessages(next)).toHaveLength(1);
     await next.dispose();
+    expect(existsSync(entry)).toBe(false);
     // A third Pi finds nothing left to adopt or report.
     const third = await pi(cwd, [call("list_sessions", {}), say("listed")]);
     await third.prompt("list");

@@ -4,13 +4,14 @@
  * persisted one and stops it with kill_session, leaving no process. A closed terminal (tmux kill-session) ends the
  * ordinary job through the exit net and leaves the persisted one for the next Pi too.
  */
+import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { pidAlive } from "../integration/helpers.ts";
-import { execFile } from "node:child_process";
 import { startRpc, type PiRecord, type RpcSession } from "./harness/cli.ts";
+import { stopLeftover } from "./harness/persisted-entry.ts";
 import { startTui } from "./harness/tmux.ts";
 import { pollUntil } from "./harness/wait.ts";
 
@@ -25,17 +26,6 @@ function resultOf(pi: RpcSession, tool: string, n = 0): any {
   return (ends[n] as { result: { details: unknown } } | undefined)?.result.details;
 }
 
-function stopLeftover(entry: string): void {
-  if (!existsSync(join(entry, "keeper"))) return;
-  const [, keeper, job] = /^keeper (\d+) job (\d+) /.exec(readFileSync(join(entry, "keeper"), "utf8")) ?? [];
-  for (const target of [-Number(job), Number(keeper)]) {
-    try {
-      process.kill(target, "SIGKILL");
-    } catch {
-      // Gone.
-    }
-  }
-}
 
 describe("persisted jobs across Pi processes", () => {
   test("after SIGKILL the next Pi adopts the persisted job and stops it; the ordinary one is cleaned up", async () => {

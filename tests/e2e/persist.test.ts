@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, test } from "vitest";
 import { pidAlive } from "../integration/helpers.ts";
+import { keeperOf, stopLeftover } from "./harness/persisted-entry.ts";
 import { startSdkSession, wakeMessages, type SdkSession } from "./harness/sdk.ts";
-import { pollUntil } from "./harness/wait.ts";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -33,27 +33,10 @@ type ToolEnd = { toolName: string; isError: boolean; result: { content: { text?:
 const ends = (sdk: SdkSession): ToolEnd[] => sdk.eventsOf("tool_execution_end") as unknown as ToolEnd[];
 const textOf = (end: ToolEnd): string => end.result.content.map((c) => c.text ?? "").join("");
 
-/** The keeper's and the job's pids, as the keeper recorded them in the entry. */
-function keeperOf(entry: string): { keeper: number; job: number } {
-  const [, keeper, job] = /^keeper (\d+) job (\d+) /.exec(readFileSync(join(entry, "keeper"), "utf8")) ?? [];
-  return { keeper: Number(keeper), job: Number(job) };
-}
 
-/** Stops a job the test left running (its entry is still there), as kill_session would. */
-function stopLeftover(entry: string): void {
-  if (!existsSync(join(entry, "keeper"))) return;
-  const { keeper, job } = keeperOf(entry);
-  for (const target of [-job, keeper]) {
-    try {
-      process.kill(target, "SIGKILL");
-    } catch {
-      // Gone.
-    }
-  }
-}
 
 describe("persist: true", () => {
-  test("runs under its keeper: output, input through the FIFO, and one wake with the real exit code; its entry then goes", async () => {
+  test("runs under its keeper: output, input through the FIFO, and one wake with the real exit code; its entry goes at quit", async () => {
     const sdk = await start([
       call("exec_command", { cmd: 'echo ready; read line; echo "got $line"; sleep 1; exit 3', persist: true, on_exit: "wake", ready: { pattern: "^ready$" } }),
       say("started"),
@@ -83,10 +66,12 @@ describe("persist: true", () => {
     expect(wakes).toHaveLength(1);
     expect(wakes[0]!.details.sessions[0]).toMatchObject({ session_id: 1, status: "exited", exit_code: 3 });
     expect(ends(sdk)[2]!.result.details.output).toBe("got hello\n");
-    await pollUntil(() => !existsSync(entry), { what: "the reported entry to be removed" });
     expect(pidAlive(keeper)).toBe(false);
     await sleep(3_500);
     expect(wakeMessages(sdk)).toHaveLength(1);
+    // Reported: the entry goes when this Pi quits, and no later Pi reports the job again.
+    await sdk.dispose();
+    expect(existsSync(entry)).toBe(false);
   });
 
   test("refuses what a keeper cannot honour, naming the fields", async () => {

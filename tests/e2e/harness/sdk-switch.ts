@@ -10,7 +10,6 @@ import {
   createAgentSessionFromServices,
   createAgentSessionRuntime,
   createAgentSessionServices,
-  ModelRuntime,
   SessionManager,
   SettingsManager,
   type AgentSession,
@@ -19,10 +18,10 @@ import {
   type CreateAgentSessionRuntimeFactory,
   type ExtensionError,
 } from "@earendil-works/pi-coding-agent";
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import { FAUX_MODEL, FAUX_PROVIDER } from "../../fixtures/faux-provider.ts";
 import { makeTempDir, PI_JOBS_ENTRY, removeDir, REPO_ROOT } from "./paths.ts";
-import { acquireProcessEnv, recordingFaux, releaseProcessEnv, type ModelRequest } from "./sdk.ts";
+import { acquireProcessEnv, fauxModelRuntime, recordingFaux, releaseProcessEnv, type ModelRequest } from "./sdk.ts";
 import { DEFAULT_WAIT_MS, pollUntil } from "./wait.ts";
 
 export interface SwitchableSession {
@@ -56,13 +55,7 @@ export async function startSwitchableSession(options: { responses: FauxResponseS
     const requests: ModelRequest[] = [];
     const faux = recordingFaux(fauxProvider({ provider: FAUX_PROVIDER, models: [{ id: FAUX_MODEL }] }), requests);
     faux.setResponses(options.responses);
-    const modelRuntime = await ModelRuntime.create({
-      authPath: join(agentDir, "auth.json"),
-      modelsPath: null,
-      modelsStorePath: join(agentDir, "models-store.json"),
-      refreshOnCreate: false,
-    });
-    modelRuntime.registerNativeProvider(faux.provider);
+    const modelRuntime = await fauxModelRuntime(agentDir, faux);
     const settingsManager = SettingsManager.inMemory();
     const extensionPaths = (options.extensions ?? [PI_JOBS_ENTRY]).map((path) => (isAbsolute(path) ? path : resolve(REPO_ROOT, path)));
 

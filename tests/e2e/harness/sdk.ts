@@ -162,6 +162,18 @@ export function recordingFaux(faux: FauxProviderHandle, requests: ModelRequest[]
   };
 }
 
+/** A model runtime in `agentDir` (nothing of the user's) that knows only the faux provider. */
+export async function fauxModelRuntime(agentDir: string, faux: FauxProviderHandle): Promise<ModelRuntime> {
+  const modelRuntime = await ModelRuntime.create({
+    authPath: join(agentDir, "auth.json"),
+    modelsPath: null,
+    modelsStorePath: join(agentDir, "models-store.json"),
+    refreshOnCreate: false,
+  });
+  modelRuntime.registerNativeProvider(faux.provider);
+  return modelRuntime;
+}
+
 export async function startSdkSession(options: SdkSessionOptions = {}): Promise<SdkSession> {
   acquireProcessEnv();
   const ownedDirs: string[] = [];
@@ -192,13 +204,7 @@ export async function startSdkSession(options: SdkSessionOptions = {}): Promise<
     );
     faux.setResponses(options.responses ?? scriptedResponses(options.steps ?? []));
 
-    const modelRuntime = await ModelRuntime.create({
-      authPath: join(agentDir, "auth.json"),
-      modelsPath: null,
-      modelsStorePath: join(agentDir, "models-store.json"),
-      refreshOnCreate: false,
-    });
-    modelRuntime.registerNativeProvider(faux.provider);
+    const modelRuntime = await fauxModelRuntime(agentDir, faux);
 
     const settingsManager = SettingsManager.inMemory();
     const eventBus = createEventBus();
