@@ -12,6 +12,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { pidAlive } from "../integration/helpers.ts";
 import { keeperOf, stopLeftover } from "./harness/persisted-entry.ts";
 import { startSdkSession, wakeMessages, type SdkSession } from "./harness/sdk.ts";
+import { pollUntil } from "./harness/wait.ts";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -95,7 +96,7 @@ describe("persist: true", () => {
     const sdk = await startSdkSession({
       responses: [
         call("exec_command", { cmd: "sleep 60", persist: true, yield_time_ms: 250 }),
-        call("exec_command", { cmd: "echo $$; exec sleep 60", yield_time_ms: 500 }),
+        call("exec_command", { cmd: "echo $$ > ordinary.pid; exec sleep 60", yield_time_ms: 250 }),
         call("list_sessions", {}),
         say("started"),
       ],
@@ -105,7 +106,11 @@ describe("persist: true", () => {
     const listed = ends(sdk)[2]!.result.details.sessions as { session_id: number; persisted?: { entry: string } }[];
     const entry = listed[0]!.persisted!.entry;
     cleanups.push(() => stopLeftover(entry));
-    const ordinary = Number((ends(sdk)[1]!.result.details.output as string).trim());
+    // The shell creates the file before `echo` writes to it: an empty one is waited out.
+    const pidFile = join(sdk.cwd, "ordinary.pid");
+    const ordinary = await pollUntil(() => existsSync(pidFile) && Number(readFileSync(pidFile, "utf8").trim()) > 1 && Number(readFileSync(pidFile, "utf8").trim()), {
+      what: "the ordinary job's pid",
+    });
     const { keeper, job } = keeperOf(entry);
     expect(pidAlive(ordinary)).toBe(true);
     await sdk.dispose();
