@@ -56,3 +56,8 @@ export function spawnerUrl(): URL {
 export function perlSpawnerUrl(): URL {
   return new URL("spawner/spawner.pl", root);
 }
+
+/** URL of a persisted job's perl program (spawner/keeper.pl, spawner/follow.pl): perl runs it as it is, from every copy. */
+export function persistProgramUrl(name: "keeper" | "follow"): URL {
+  return new URL(`spawner/${name}.pl`, root);
+}

@@ -1,12 +1,13 @@
 /**
  * Installs shell jobs into one Pi extension instance: the five tools, the --keep-builtin-bash flag, the system-prompt
- * guidance, codemode receipts, steering and wake-on-exit delivery, and the reload handover of the session registry.
+ * guidance, codemode receipts, steering and wake-on-exit delivery, and the handover of the session registry across
+ * /reload and session switches.
  * The human's view of the jobs, /shell-jobs-sessions among it, is the UI's (host/console/install.ts). POSIX only:
  * Windows is not supported.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Parkable } from "../session/handover.ts";
-import type { Lifecycle } from "../session/lifecycle.ts";
+import { carriesJobs, type Lifecycle } from "../session/lifecycle.ts";
 import type { JobRuntime } from "../runtime/api.ts";
 import { SHELL_JOBS_GUIDANCE } from "./guidance.ts";
 import { WAKE_MESSAGE_TYPE } from "./notices.ts";
@@ -16,6 +17,7 @@ import { ShellService, type CallContext, type ShellServiceOptions } from "./serv
 import { stopAllIn } from "./stop.ts";
 import { createShellState, type ShellState } from "./state.ts";
 import { WakeScheduler } from "./wake-delivery.ts";
+import { adoptPersisted } from "./adopt.ts";
 import type { WakeTiming } from "./wake-ledger.ts";
 
 export const KEEP_BUILTIN_BASH_FLAG = "keep-builtin-bash";
@@ -65,10 +67,17 @@ export function installShellJobs(pi: ExtensionAPI, lifecycle: Lifecycle, options
     default: false,
   });
 
-  pi.on("session_start", () => {
-    // Parked state exists only after /reload: that is the one start that continues the previous instance's jobs.
+  pi.on("session_start", (event, ctx) => {
+    // Parked state exists only after /reload or a session switch: the starts that continue the previous instance's
+    // jobs. After /new, /resume or /fork they belong to an earlier session of this Pi.
     const parked = lifecycle.adopted<ParkedShell>(PARK_KEY);
-    if (parked) service.state = parked.state;
+    if (parked) {
+      service.state = parked.state;
+      if (event.reason !== "reload") service.state.piSession += 1;
+    } else {
+      // A fresh Pi: the persisted jobs of its directory are re-attached (or listed, if another Pi owns them).
+      adoptPersisted(service, runtime(), ctx.cwd, (line) => ctx.ui.notify(line, "warning"));
+    }
     service.state.closing = false;
     service.state.onCompletion = () => wakes.schedule();
     if (pi.getFlag(KEEP_BUILTIN_BASH_FLAG) !== true) {
@@ -77,16 +86,20 @@ export function installShellJobs(pi: ExtensionAPI, lifecycle: Lifecycle, options
       for (const name of SHELL_TOOL_NAMES) if (!kept.includes(name)) kept.push(name);
       if (kept.length !== active.length || kept.some((name, i) => name !== active[i])) pi.setActiveTools(kept);
     }
-    // Wakes that were pending across a reload are delivered by this instance.
+    // Wakes that were pending across a reload or a switch are delivered by this instance, once.
     wakes.start();
   });
 
   pi.on("session_shutdown", async (event) => {
     wakes.stop();
-    // On /reload the lifecycle has parked the state already (onPark above).
-    if (event.reason === "reload") return;
-    // New, resumed or forked sessions and quit: this session's jobs end with it.
+    // On /reload and session switches the lifecycle has parked the state already (onPark above).
+    if (carriesJobs(event.reason)) return;
+    // Quit: this session's jobs end with it (a persisted job's follower only), and the directory's persisted jobs
+    // are free for the next Pi to adopt.
+    const ownership = service.state.persisted.ownership;
     await service.stopAll();
+    const owned = await ownership;
+    if (owned.owned) owned.release();
     service.state = createShellState({ capacity: options.capacity, wakeTiming: options.wakeTiming });
   });
 

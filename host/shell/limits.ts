@@ -14,6 +14,8 @@ export const KILL_GRACE_MS = 2_000;
 
 export const DEFAULT_TIMEOUT_SECONDS = 1_800;
 export const MAX_TIMEOUT_SECONDS = 86_400;
+/** A persisted job (persist: true) outlives Pi: its keeper ends it after this long unless timeout_seconds says less. */
+export const PERSIST_DEFAULT_TIMEOUT_SECONDS = 28_800;
 
 /** Initial exec waits and input-bearing waits are clamped into this range. */
 export const MIN_ACTIVE_WAIT_MS = 250;

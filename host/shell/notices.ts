@@ -36,6 +36,8 @@ export interface WakeDetails {
     log_truncated: boolean;
     elapsed_ms: number;
     cmd: string;
+    /** Present when the job was started in an earlier session of this Pi (before /new, /resume or /fork). */
+    earlier_session?: true;
   }[];
   omitted: number;
   /** Running jobs that appear stuck (stalled or waiting for input); absent when none. */
@@ -66,7 +68,16 @@ export function runawayLine(a: StuckAlert): string {
 /** Output text under a wake's job line, control characters escaped. */
 const indented = (text: string, by: string): string[] => escapeControls(text).split("\n").map((line) => `${by}${line}`);
 
-export function wakeMessage(batch: readonly CompletionInfo[], every: readonly StuckAlert[] = []): { content: string; details: WakeDetails } {
+/**
+ * `piSession` is the session current when the wake goes out (ShellState.piSession): a job started in an earlier one
+ * (the user switched with /new, /resume or /fork while it ran) is said to be so, since this conversation never saw it
+ * start.
+ */
+export function wakeMessage(
+  batch: readonly CompletionInfo[],
+  every: readonly StuckAlert[] = [],
+  piSession = 0,
+): { content: string; details: WakeDetails } {
   const shown = batch.slice(0, NOTICE_MAX_SESSIONS);
   const runaways = every.filter((a) => a.kind === "runaway").slice(0, NOTICE_MAX_SESSIONS);
   const alerts = every.filter((a) => a.kind !== "runaway");
@@ -87,9 +98,10 @@ export function wakeMessage(batch: readonly CompletionInfo[], every: readonly St
   lines.push(
     `[shell-jobs] ${batch.length === 1 ? "A background job" : `${batch.length} background jobs`} armed with on_exit "wake" finished:`,
   );
+  const earlier = (c: CompletionInfo): boolean => c.piSession < piSession;
   for (const c of shown) {
     lines.push(
-      `- session_id ${c.sessionId}: ${completionPhrase(c)} after ${Math.round(c.elapsedMs)} ms · log_path: ${c.logPath ?? "none"}` +
+      `- session_id ${c.sessionId}${earlier(c) ? " (started in an earlier session)" : ""}: ${completionPhrase(c)} after ${Math.round(c.elapsedMs)} ms · log_path: ${c.logPath ?? "none"}` +
         `${c.logTruncated ? " (truncated)" : ""} · cmd: ${oneLine(c.cmd, COMMAND_PREVIEW_CHARS)}`,
     );
     const evidence = evidenceLines(c.evidence, LINE_EVIDENCE);
@@ -113,6 +125,7 @@ export function wakeMessage(batch: readonly CompletionInfo[], every: readonly St
         log_truncated: c.logTruncated,
         elapsed_ms: Math.round(c.elapsedMs),
         cmd: oneLine(c.cmd, COMMAND_PREVIEW_CHARS),
+        ...(earlier(c) ? { earlier_session: true as const } : {}),
       })),
       omitted: batch.length - shown.length,
       ...(shownAlerts.length > 0 ? { stuck: stuckDetails(shownAlerts) } : {}),

@@ -4,7 +4,7 @@
  * the same rules again with messages that name the fields, for calls that reach a tool another way.
  */
 import { Type } from "typebox";
-import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, PTY_COLS, PTY_ROWS } from "./limits.ts";
+import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, PERSIST_DEFAULT_TIMEOUT_SECONDS, PTY_COLS, PTY_ROWS } from "./limits.ts";
 import { Limits } from "../tools/limits.ts";
 import { Ready } from "../tools/ready.ts";
 
@@ -29,13 +29,21 @@ export const ExecCommandParams = Type.Object(
     workdir: Type.Optional(Type.String({ description: "Default: Pi's cwd" })),
     tty: Type.Optional(Type.Boolean({ description: "PTY, for interactive programs (default: pipes)" })),
     yield_time_ms: Type.Optional(Type.Number({ minimum: 0, description: "250–30000, default 10000" })),
-    timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: MAX_TIMEOUT_SECONDS, default: DEFAULT_TIMEOUT_SECONDS })),
+    timeout_seconds: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: MAX_TIMEOUT_SECONDS,
+        default: DEFAULT_TIMEOUT_SECONDS,
+        description: `With persist: default ${PERSIST_DEFAULT_TIMEOUT_SECONDS}`,
+      }),
+    ),
     on_exit: Type.Optional(oneOf(ON_EXIT, { default: "none" })),
     shell: Type.Optional(Type.String({ minLength: 1, description: "Default $SHELL, else /bin/sh" })),
     ready: Type.Optional(Ready),
     stall_seconds: Type.Optional(Type.Number({ description: "Silent+idle this long: stalled" })),
     on_stall: Type.Optional(oneOf(ON_EXIT)),
     limits: Type.Optional(Limits),
+    persist: Type.Optional(Type.Boolean({ description: "Outlive Pi; the next Pi here adopts it. Pipes; no ready.port or limits" })),
     raw: Raw,
   },
   closed,
@@ -68,7 +76,7 @@ export const KillSessionParams = Type.Object(
 );
 
 export const FIELDS = {
-  exec_command: ["cmd", "workdir", "tty", "yield_time_ms", "timeout_seconds", "on_exit", "shell", "ready", "stall_seconds", "on_stall", "limits", "raw"],
+  exec_command: ["cmd", "workdir", "tty", "yield_time_ms", "timeout_seconds", "on_exit", "shell", "ready", "stall_seconds", "on_stall", "limits", "persist", "raw"],
   write_stdin: ["session_id", "chars", "chars_b64", "end_stdin", "yield_time_ms", "yield_until", "cols", "rows", "raw"],
   list_sessions: [],
   set_on_exit: ["session_id", "on_exit"],

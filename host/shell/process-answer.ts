@@ -53,7 +53,8 @@ export function processAnswer(input: ProcessAnswerInput): ProcessResult {
     on_exit: session.onExit,
     elapsed_ms: elapsedOf(session, reading),
     notes,
-    ...usageOf(reading),
+    // A persisted job's processes are outside this Pi's tree: the figures would be its follower's.
+    ...(session.persisted === null ? usageOf(reading) : {}),
   } as const;
   const ready = input.ready !== undefined ? { ready: readyAnswer(input.ready, session, reading) } : {};
   if (reported === null) {

@@ -13,6 +13,8 @@ const StatusSchema = Type.Union((["starting", "running", "exited", "failed", "ti
 const OnExitSchema = Type.Union([Type.Literal("none"), Type.Literal("wake")]);
 const StartStageSchema = Type.Union(START_STAGES.map((s) => Type.Literal(s)));
 
+const PersistedSchema = Type.Object({ entry: Type.String(), started_by_pid: Type.Integer(), adopted: Type.Optional(Type.Literal(true)) });
+
 export const SupervisionSchema = Type.Object({
   state: Type.Union(
     (["starting", "running", "stopping", "exited", "failed", "timed_out", "stopped", "log_quota", "log_failed"] satisfies SupervisionState[]).map((s) =>
@@ -105,6 +107,8 @@ const SessionEntrySchema = Type.Object({
   supervision: SupervisionSchema,
   listening: Type.Optional(Nullable(Type.Array(Type.Integer()))),
   start_stage: Type.Optional(StartStageSchema),
+  earlier_session: Type.Optional(Type.Literal(true)),
+  persisted: Type.Optional(PersistedSchema),
   usage: Type.Optional(UsageFieldsSchema),
 });
 
@@ -115,6 +119,12 @@ export const ListResultSchema = Type.Object({
   just_exited_count: Type.Integer(),
   starting_counts: Type.Optional(Type.Object({ waiting_for_thread: Type.Integer(), booting: Type.Integer(), forking: Type.Integer() })),
   sessions: Type.Array(SessionEntrySchema),
+  owned_by_another_pi: Type.Optional(
+    Type.Object({
+      owner_pid: Nullable(Type.Integer()),
+      jobs: Type.Array(Type.Object({ cmd: Type.String(), started_utc: Type.String(), persisted: PersistedSchema })),
+    }),
+  ),
 });
 
 export const SetOnExitResultSchema = Type.Object({

@@ -90,6 +90,10 @@ export interface SessionEntryView {
   usage?: UsageFields;
   /** Present while the job is starting: why its process does not exist yet. */
   start_stage?: StartStage;
+  /** Present when the job was started in an earlier session of this Pi (before /new, /resume or /fork). */
+  earlier_session?: true;
+  /** A persisted job (persist: true): its registry entry, the Pi that started it, and whether this Pi adopted it. */
+  persisted?: PersistedView;
 }
 
 export interface ListResult {
@@ -101,6 +105,14 @@ export interface ListResult {
   /** Present when any listed job is starting: how many are in each stage (a burst's progress). */
   starting_counts?: StartingCounts;
   sessions: SessionEntryView[];
+  /** Persisted jobs of this directory that another Pi owns: listed, never adopted nor stopped from here. */
+  owned_by_another_pi?: { owner_pid: number | null; jobs: { cmd: string; started_utc: string; persisted: PersistedView }[] };
+}
+
+export interface PersistedView {
+  entry: string;
+  started_by_pid: number;
+  adopted?: true;
 }
 
 export interface SetOnExitResult {

@@ -10,6 +10,7 @@ import { resolve } from "node:path";
 import type { ReadyReport } from "../../mailbox/messages.ts";
 import type { TakenOutput } from "../../mailbox/output.ts";
 import type { JobRuntime } from "../runtime/api.ts";
+import { keepFor, startActor } from "./persisted-start.ts";
 import { readEmptyPollCap, readWatchdog, steerInterruptEnabled } from "../config.ts";
 import { wakeForRunaway } from "./runaway.ts";
 import { waitFor, type Steering, type WaitEnd } from "./job-wait.ts";
@@ -99,15 +100,10 @@ export class ShellService {
     const admission = registry.admit(logPathOf);
     if (!admission.ok) throw new ToolError(admission.error);
     for (const id of admission.evicted) ledger.forget(id);
-
-    let handle;
-    try {
-      handle = this.options.runtime().start(
-        startRequestOf(request, cwd, { killGraceMs: this.options.killGraceMs ?? KILL_GRACE_MS, logMaxBytes: this.options.logMaxBytes ?? LOG_MAX_BYTES }, watchdog.spec),
-      );
-    } catch (error) {
-      throw new ToolError(`exec_command refused: ${(error as Error).message}`);
-    }
+    const killGraceMs = this.options.killGraceMs ?? KILL_GRACE_MS;
+    const persisted = request.persist ? await keepFor(request, cwd, call.cwd, killGraceMs, this.state.persisted) : null;
+    const limits = { killGraceMs, logMaxBytes: this.options.logMaxBytes ?? LOG_MAX_BYTES };
+    const handle = startActor(this.options.runtime(), { request, cwd, limits, watchdog: watchdog.spec, persisted });
     const session = createSession({
       // The runtime's number for the job: session N writes its log to `job_N`.
       id: handle.number,
@@ -116,11 +112,12 @@ export class ShellService {
       tty: request.tty,
       cwd,
       timeoutMs: request.timeoutMs,
+      piSession: this.state.piSession,
+      persisted,
       onExit: request.onExit,
       onStall: request.onStall,
     });
-    registry.add(session);
-    this.watch(session);
+    this.register(session);
     touchScript(this.state.scripts, call.toolCallId, session.id);
 
     if (request.ready !== null) {
@@ -132,10 +129,15 @@ export class ShellService {
     return await this.answer("exec_command", session, plan, outcome, call, [], request.raw);
   }
 
+  /** A new session (started or adopted): registered, its notices and its end heard. */
+  register(session: ShellSession): void {
+    this.state.registry.add(session);
+    this.watch(session);
+  }
+
   /**
-   * Subscribes to the job's stuck notices and its end. The end is heard as the job's state changes (JobHandle.onEnd),
-   * before any answer can read the job ended, and is routed through the state so a reloaded instance hears it.
-   * Output is not watched at all: it stays in the job's actor until a read takes it.
+   * Subscribes to the job's stuck notices and its end, heard as the job's state changes (JobHandle.onEnd) before any
+   * answer can read the job ended, and routed through the state so a reloaded instance hears it. Output is not watched.
    */
   private watch(session: ShellSession): void {
     const state = this.state;
@@ -272,6 +274,7 @@ export class ShellService {
   /** list_sessions as the tool answers it: the running jobs' listening ports are read from their actors first. */
   async listSessions(raw: unknown): Promise<ListResult> {
     unwrap(validateListSessions(raw));
+    await this.state.persisted.adopted;
     await refreshListening(this.state.registry.all().filter((s) => s.handle.phase() !== "ended"));
     return this.list(raw);
   }
@@ -280,11 +283,11 @@ export class ShellService {
   list(raw: unknown): ListResult {
     unwrap(validateListSessions(raw));
     const now = Date.now();
-    return listAnswer(this.state.registry.all().map((s) => this.view(s, now)));
+    return listAnswer(this.state.registry.all().map((s) => this.view(s, now)), this.state.persisted.elsewhere);
   }
 
   view(s: ShellSession, now: number): SessionEntryView {
-    return sessionEntry(s, readSession(s, now), { collected: s.replay !== null, listening: listeningOf(s) });
+    return sessionEntry(s, readSession(s, now), { collected: s.replay !== null, listening: listeningOf(s), piSession: this.state.piSession });
   }
 
   setOnExit(raw: unknown, call: CallContext): SetOnExitResult {

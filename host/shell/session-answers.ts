@@ -3,17 +3,21 @@
  * from one reading of the session's job. Pure.
  */
 import { completionPhrase, type ReceiptLine } from "./notices.ts";
-import type { KillResult, ListResult, SessionEntryView, SetOnExitResult } from "./result.ts";
+import type { KeptJob } from "../persist/keeper.ts";
+import type { KillResult, ListResult, PersistedView, SessionEntryView, SetOnExitResult } from "./result.ts";
 import { completionOf, elapsedOf, supervisionOf, type SessionReading, type SessionSettings } from "./session.ts";
 import { endingOf, statusOf } from "./supervision.ts";
 import { usageOf } from "./process-answer.ts";
 import { startingCounts } from "../../ui/start-stage.ts";
 
-/** One session in list_sessions. `listening`: the ports as last read (undefined: never read). */
+/**
+ * One session in list_sessions. `listening`: the ports as last read (undefined: never read); `piSession`: the current
+ * session of this Pi (ShellState.piSession), so that a job started before /new, /resume or /fork is marked.
+ */
 export function sessionEntry(
   session: SessionSettings,
   reading: SessionReading,
-  known: { collected: boolean; listening: number[] | null | undefined },
+  known: { collected: boolean; listening: number[] | null | undefined; piSession?: number },
 ): SessionEntryView {
   const status = statusOf(reading.state, session.timeoutMs);
   const result = reading.state.phase === "ended" ? reading.state.result : null;
@@ -34,18 +38,35 @@ export function sessionEntry(
     elapsed_ms: elapsedOf(session, reading),
     log_path: reading.logPath,
     supervision: supervisionOf(session, reading),
-    ...(status === "running" && known.listening !== undefined ? { listening: known.listening } : {}),
+    // A persisted job's processes are its keeper's, outside this Pi's tree: the ports and usage here would be its
+    // follower's, so none are shown.
+    ...(status === "running" && known.listening !== undefined && session.persisted === null ? { listening: known.listening } : {}),
     ...(status === "starting" && reading.startStage !== null ? { start_stage: reading.startStage } : {}),
-    ...usageOf(reading),
+    ...(session.piSession < (known.piSession ?? 0) ? { earlier_session: true as const } : {}),
+    ...(session.persisted === null ? usageOf(reading) : { persisted: persistedView(session.persisted, session.adopted) }),
   };
 }
 
-export function listAnswer(sessions: SessionEntryView[]): ListResult {
+function persistedView(kept: KeptJob, adopted: boolean): PersistedView {
+  return { entry: kept.dir, started_by_pid: kept.entry.startedByPid, ...(adopted ? { adopted: true as const } : {}) };
+}
+
+/** `elsewhere`: the persisted jobs of this directory that another Pi owns, and its pid if known. */
+export function listAnswer(sessions: SessionEntryView[], elsewhere?: { ownerPid: number | null; jobs: readonly KeptJob[] }): ListResult {
   const active = sessions.filter((s) => s.status === "starting" || s.running).length;
   const completed = sessions.length - active;
   // Counted only when a job is starting: a burst then says how far along it is, a quiet list stays as it was.
   const starting = sessions.some((s) => s.start_stage !== undefined) ? { starting_counts: startingCounts(sessions.map((s) => s.start_stage)) } : {};
-  return { operation: "list_sessions", active_count: active, completed_count: completed, just_exited_count: completed, ...starting, sessions };
+  const others =
+    elsewhere !== undefined && elsewhere.jobs.length > 0
+      ? {
+          owned_by_another_pi: {
+            owner_pid: elsewhere.ownerPid,
+            jobs: elsewhere.jobs.map((kept) => ({ cmd: kept.entry.cmd, started_utc: new Date(kept.entry.startedAtEpochMs).toISOString(), persisted: persistedView(kept, false) })),
+          },
+        }
+      : {};
+  return { operation: "list_sessions", active_count: active, completed_count: completed, just_exited_count: completed, ...starting, sessions, ...others };
 }
 
 export function setOnExitAnswer(

@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { lastLines, SUCCESS_LINES, WAKE_FAILURE_LINES } from "../last-lines.ts";
 import type { JobEnded, JobFigures, JobHandle, JobState, StartStage } from "../runtime/api.ts";
+import type { KeptJob } from "../persist/keeper.ts";
 import type { ProcessResult } from "./result.ts";
 import { deriveSupervision, describeEnding, type Supervision } from "./supervision.ts";
 import type { OnExit } from "./validate.ts";
@@ -20,6 +21,12 @@ export interface SessionSettings {
   readonly cwd: string;
   readonly timeoutMs: number;
   readonly startedEpochMs: number;
+  /** The Pi session it was started in (ShellState.piSession). */
+  readonly piSession: number;
+  /** A persisted job's keeper and registry entry: the actor runs its follower. Null for an ordinary job. */
+  readonly persisted: KeptJob | null;
+  /** A persisted job this Pi adopted at its start (host/shell/adopt.ts) rather than started. */
+  readonly adopted: boolean;
   onExit: OnExit;
   /** Wake the model when the job appears stuck (on_exit "wake" implies it). */
   onStall: OnExit;
@@ -53,13 +60,20 @@ export function createSession(init: {
   tty: boolean;
   cwd: string;
   timeoutMs: number;
+  piSession: number;
+  persisted?: KeptJob | null;
+  adopted?: boolean;
+  /** When the job started, if before its handle (an adopted job). */
+  startedEpochMs?: number;
   onExit: OnExit;
   onStall?: OnExit;
 }): ShellSession {
   const session: ShellSession = {
     ...init,
     onStall: init.onStall ?? "none",
-    startedEpochMs: init.handle.requestedAtEpoch,
+    persisted: init.persisted ?? null,
+    adopted: init.adopted ?? false,
+    startedEpochMs: init.startedEpochMs ?? init.handle.requestedAtEpoch,
     replay: null,
     endedAt: () => session.handle.result()?.endedAt ?? null,
     readOnce: () => session.replay !== null,
@@ -132,6 +146,7 @@ export function completionOf(session: SessionSettings, ended: JobEnded, output: 
   return {
     sessionId: session.id,
     cmd: session.cmd,
+    piSession: session.piSession,
     status: ending.status,
     exitCode: result.exitCode,
     signal: result.signal,

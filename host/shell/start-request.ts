@@ -9,23 +9,29 @@ import type { ExecRequest } from "./validate.ts";
 /** Characters of the command in the job's label, which the console and /jobs show on one line. */
 const LABEL_COMMAND_CHARS = 80;
 
+/**
+ * `follower`: for a persisted job, what the actor runs in place of the request's command (host/persist/keeper.ts); the
+ * job's label still shows the request's command, marked persisted for the console and /jobs.
+ */
 export function startRequestOf(
   request: ExecRequest,
   cwd: string,
   limits: { killGraceMs: number; logMaxBytes: number },
   watchdog: WatchdogSpec | null = null,
+  follower: { command: string; shell: string } | null = null,
 ): StartRequest {
+  const shell = follower?.shell ?? request.shell;
   return {
     kind: "shell",
-    command: request.cmd,
-    ...(request.shell !== null ? { shell: request.shell } : {}),
+    command: follower?.command ?? request.cmd,
+    ...(shell !== null ? { shell } : {}),
     cwd,
     io: request.tty ? { kind: "pty", cols: DEFAULT_PTY_SIZE.cols, rows: DEFAULT_PTY_SIZE.rows } : { kind: "pipes", stdin: true },
     timeoutMs: request.timeoutMs,
     killGraceMs: limits.killGraceMs,
     log: { maxBytes: limits.logMaxBytes, onQuota: "stop" },
     unread: { headBytes: OUTPUT_HEAD_BYTES, tailBytes: OUTPUT_TAIL_BYTES },
-    label: `shell: ${request.cmd.slice(0, LABEL_COMMAND_CHARS)}`,
+    label: `${follower === null ? "shell" : "shell (persisted)"}: ${request.cmd.slice(0, LABEL_COMMAND_CHARS)}`,
     ...(request.ready !== null || request.stallMs !== null || request.limits !== null || watchdog !== null
       ? {
           watch: {

@@ -3,6 +3,8 @@
  * output), the wake ledger and the codemode scripts in flight. It is parked and adopted through the host's handover
  * registry (host/session/handover.ts), whose version covers its shape.
  */
+import type { Ownership } from "../persist/owner-lock.ts";
+import type { RegistryEntry } from "../persist/registry.ts";
 import { SessionRegistry } from "./registry.ts";
 import type { ShellSession } from "./session.ts";
 import { WakeLedger, type WakeTiming } from "./wake-ledger.ts";
@@ -16,6 +18,23 @@ export interface ShellState {
   onCompletion: () => void;
   /** Set while the session shuts down: completions then owe nothing. */
   closing: boolean;
+  /**
+   * Which of this Pi process's sessions is current, counted from 0: /new, /resume and /fork carry the jobs into the
+   * next one (host/session/lifecycle.ts), and a job or a wake from an earlier one is said to be so.
+   */
+  piSession: number;
+  /** The persisted jobs of Pi's working directory (host/shell/adopt.ts). */
+  persisted: PersistState;
+}
+
+/** Whether this Pi owns its directory's persisted jobs, and what another owner's registry holds. */
+export interface PersistState {
+  /** Settles once session_start has tried to take the directory's lock; a Pi that does not own it starts none. */
+  ownership: Promise<Ownership>;
+  /** Settles once every job is adopted, or listed as another Pi's (list_sessions waits for it). */
+  adopted: Promise<void>;
+  /** The jobs of the Pi that owns them, when that is another one (its pid if known): listed, never adopted nor stopped. */
+  elsewhere: { ownerPid: number | null; jobs: readonly RegistryEntry[] };
 }
 
 export function createShellState(options: { capacity?: number; wakeTiming?: WakeTiming } = {}): ShellState {
@@ -25,5 +44,7 @@ export function createShellState(options: { capacity?: number; wakeTiming?: Wake
     scripts: new Map(),
     onCompletion: () => {},
     closing: false,
+    piSession: 0,
+    persisted: { ownership: Promise.resolve({ owned: false, ownerPid: null }), adopted: Promise.resolve(), elsewhere: { ownerPid: null, jobs: [] } },
   };
 }

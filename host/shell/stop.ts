@@ -4,6 +4,7 @@
  * because a stop's confirmation and what it leaves registered are their own rules, and the session end needs them
  * without a service (a parked state is abandoned with stopAllIn).
  */
+import { releaseEnded, stopKept } from "../persist/keeper.ts";
 import type { KillResult } from "./result.ts";
 import { killAnswer } from "./session-answers.ts";
 import { logPathOf, readSession, type ShellSession } from "./session.ts";
@@ -27,9 +28,19 @@ export async function killSession(state: ShellState, session: ShellSession, sign
     return killAnswer(session, readSession(session, Date.now()), { signal, already_exited: true, killed: false, message });
   }
   ledger.suppress(session.id);
+  // Asked first, so that the end its follower may report once the keeper has stopped the job is the tool's stop.
+  const stopped = session.handle.stop(signal, { by: "tool" });
+  // A persisted job is stopped through its keeper, which outlives its follower: the follower's stop alone leaves it.
+  if (session.persisted !== null) {
+    if (!(await stopKept(session.persisted, signal, confirmMs))) {
+      const message = `the persisted job's keeper did not confirm the stop within ${confirmMs} ms; the job stays registered`;
+      return killAnswer(session, readSession(session, Date.now()), { signal, already_exited: false, killed: false, message });
+    }
+    releaseEnded(session.persisted);
+  }
   let timer: ReturnType<typeof setTimeout> | null = null;
   const outcome = await Promise.race([
-    session.handle.stop(signal, { by: "tool" }).then(() => "ended" as const),
+    stopped.then(() => "ended" as const),
     new Promise<"unconfirmed">((resolveTimer) => {
       timer = setTimeout(() => resolveTimer("unconfirmed"), confirmMs);
     }),
@@ -48,8 +59,18 @@ export async function killSession(state: ShellState, session: ShellSession, sign
   return killAnswer(session, reading, { signal, already_exited: false, killed: true, message: "the process group was stopped; no wake will be sent" });
 }
 
-/** Stops every job the state owns (session end): nothing is notified, nothing stays registered. */
+/**
+ * Stops every job the state owns (session end): nothing is notified, nothing stays registered. A persisted job whose
+ * end this Pi has reported (its wake handed to Pi, or its result read or stopped) is done with: its entry goes. Any
+ * other stays for the next Pi, which reports its end if this one did not.
+ */
 export async function stopAllIn(state: ShellState): Promise<void> {
+  for (const session of state.registry.all()) {
+    const reported = ["submitted", "consumed", "suppressed"].includes(state.ledger.stateOf(session.id));
+    if (session.persisted !== null && session.handle.state().stopBy === null && session.handle.phase() === "ended" && reported) {
+      releaseEnded(session.persisted);
+    }
+  }
   state.closing = true;
   const running = state.registry.all().filter((s) => s.handle.phase() !== "ended");
   await Promise.all(running.map((s) => s.handle.stop("SIGTERM", { bounded: true, by: "session_shutdown" }).catch(() => undefined)));

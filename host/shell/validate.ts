@@ -4,7 +4,7 @@
  */
 import { decodeCEscapes } from "./escapes.ts";
 import { FIELDS, type ShellToolName } from "./params.ts";
-import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, MAX_WRITE_QUEUE_BYTES, PTY_COLS, PTY_ROWS } from "./limits.ts";
+import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, MAX_WRITE_QUEUE_BYTES, PERSIST_DEFAULT_TIMEOUT_SECONDS, PTY_COLS, PTY_ROWS } from "./limits.ts";
 import type { WaitKind } from "./waits.ts";
 import type { ReadySpec, ResourceLimits } from "../../mailbox/spec.ts";
 import { readyOf, stallOf } from "../tools/ready.ts";
@@ -30,6 +30,8 @@ export interface ExecRequest {
   onStall: OnExit;
   /** Stop the job past any of these; null: no limit. */
   limits: ResourceLimits | null;
+  /** Run under a keeper outside Pi, so that the job outlives Pi (host/persist/keeper.ts). */
+  persist: boolean;
   /** Output as printed instead of folded. */
   raw: boolean;
 }
@@ -73,6 +75,7 @@ const HOME: Readonly<Record<string, string>> = {
   ready: "exec_command",
   stall_seconds: "exec_command or monitor_start",
   on_stall: "exec_command",
+  persist: "exec_command",
   signal: "kill_session",
 };
 
@@ -150,7 +153,9 @@ export function validateExec(raw: unknown): Checked<ExecRequest> {
   if (!tty.ok) return tty;
   const yieldTimeMs = optionalMs(tool, "yield_time_ms", a.yield_time_ms);
   if (!yieldTimeMs.ok) return yieldTimeMs;
-  let timeoutMs = DEFAULT_TIMEOUT_SECONDS * 1000;
+  const persist = optionalBoolean(tool, "persist", a.persist);
+  if (!persist.ok) return persist;
+  let timeoutMs = (persist.value === true ? PERSIST_DEFAULT_TIMEOUT_SECONDS : DEFAULT_TIMEOUT_SECONDS) * 1000;
   if (a.timeout_seconds !== undefined) {
     const t = a.timeout_seconds;
     if (typeof t !== "number" || !Number.isFinite(t) || t <= 0 || t > MAX_TIMEOUT_SECONDS) {
@@ -176,6 +181,14 @@ export function validateExec(raw: unknown): Checked<ExecRequest> {
   if (!limits.ok) return limits;
   const rawOutput = optionalBoolean(tool, "raw", a.raw);
   if (!rawOutput.ok) return rawOutput;
+  if (persist.value === true) {
+    // What a keeper outside Pi cannot give: a terminal, and a view of the job's processes from this Pi's tree.
+    if (tty.value === true) return fail(`${tool}: persist: true cannot be used with tty: true (a persisted job runs on pipes its keeper holds)`);
+    if (ready.value?.port !== null && ready.value?.port !== undefined) {
+      return fail(`${tool}: persist: true cannot be used with ready.port (its processes are outside this Pi's tree); use ready.http with a full URL, or ready.pattern`);
+    }
+    if (limits.value !== null) return fail(`${tool}: persist: true cannot be used with limits (they are enforced on this Pi's process tree)`);
+  }
   return {
     ok: true,
     value: {
@@ -190,6 +203,7 @@ export function validateExec(raw: unknown): Checked<ExecRequest> {
       stallMs: stallMs.value,
       onStall: (a.on_stall as OnExit | undefined) ?? "none",
       limits: limits.value,
+      persist: persist.value ?? false,
       raw: rawOutput.value ?? false,
     },
   };

@@ -72,7 +72,7 @@ export class WakeScheduler {
     });
     if (batch.length > 0 || alerts.length > 0) {
       try {
-        this.send(batch, wakeMessage(batch, alerts), alerts);
+        this.send(batch, wakeMessage(batch, alerts, this.state().piSession), alerts);
         ledger.submitted(batch.map((c) => c.sessionId));
         ledger.alertsSubmitted(alerts.map((a) => a.sessionId));
       } catch (error) {

@@ -10,6 +10,8 @@ import { WAKE_MAX_DELAY_MS, WAKE_QUIET_MS } from "./limits.ts";
 export interface CompletionInfo {
   sessionId: number;
   cmd: string;
+  /** The Pi session the job was started in (ShellState.piSession): a wake delivered in a later one says so. */
+  piSession: number;
   status: "exited" | "failed" | "timed_out" | "stopped";
   exitCode: number | null;
   signal: string | null;

@@ -13,6 +13,7 @@ const exec = (over: Partial<ExecRequest> = {}): ExecRequest => ({
   shell: null,
   ready: null,
   stallMs: null,
+  persist: false,
   onStall: "none",
   limits: null,
   raw: false,

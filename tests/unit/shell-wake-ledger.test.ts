@@ -9,6 +9,7 @@ function info(sessionId: number, extra: Partial<CompletionInfo> = {}): Completio
   return {
     sessionId,
     cmd: `job ${sessionId}`,
+    piSession: 0,
     status: "exited",
     exitCode: 0,
     signal: null,
@@ -162,6 +163,13 @@ describe("wake and receipt texts", () => {
     expect(details.sessions).toHaveLength(16);
     expect(details.omitted).toBe(4);
   });
+  it("says which jobs were started in an earlier session of this Pi, and only those", () => {
+    const { content, details } = wakeMessage([info(1, { piSession: 0 }), info(2, { piSession: 1 })], [], 1);
+    expect(content).toContain("- session_id 1 (started in an earlier session): exited with code 0");
+    expect(content).toContain("- session_id 2: exited with code 0");
+    expect(details.sessions.map((s) => s.earlier_session)).toEqual([true, undefined]);
+  });
+
   it("the receipt names recovery ids, exit status and log paths", () => {
     const text = receiptText([
       { sessionId: 2, state: "exited with code 3", running: false, logPath: "/l/2", replayable: true, gone: false },

@@ -113,7 +113,7 @@ let envBackup: Partial<Record<(typeof PROCESS_ENV_KEYS)[number], string | undefi
 let envAgentDir: string | undefined;
 
 /** Points the process-wide Pi environment at a private dir while any session is live; the last dispose restores it. */
-function acquireProcessEnv(): void {
+export function acquireProcessEnv(): void {
   liveSessions += 1;
   if (liveSessions > 1) return;
   envBackup = Object.fromEntries(PROCESS_ENV_KEYS.map((key) => [key, process.env[key]]));
@@ -125,7 +125,7 @@ function acquireProcessEnv(): void {
   process.env.PI_TELEMETRY = "0";
 }
 
-function releaseProcessEnv(): void {
+export function releaseProcessEnv(): void {
   liveSessions -= 1;
   if (liveSessions > 0) return;
   for (const key of PROCESS_ENV_KEYS) {
@@ -148,7 +148,7 @@ function describeEvents(events: readonly AgentSessionEvent[]): string {
  * The faux handle with its queueing wrapped, so each answer notes the request it answers: a test that appends
  * through `faux` directly is recorded too.
  */
-function recordingFaux(faux: FauxProviderHandle, requests: ModelRequest[]): FauxProviderHandle {
+export function recordingFaux(faux: FauxProviderHandle, requests: ModelRequest[]): FauxProviderHandle {
   const record =
     (step: FauxResponseStep): FauxResponseFactory =>
     (context, ...rest) => {
@@ -160,6 +160,18 @@ function recordingFaux(faux: FauxProviderHandle, requests: ModelRequest[]): Faux
     setResponses: (steps) => faux.setResponses(steps.map(record)),
     appendResponses: (steps) => faux.appendResponses(steps.map(record)),
   };
+}
+
+/** A model runtime in `agentDir` (nothing of the user's) that knows only the faux provider. */
+export async function fauxModelRuntime(agentDir: string, faux: FauxProviderHandle): Promise<ModelRuntime> {
+  const modelRuntime = await ModelRuntime.create({
+    authPath: join(agentDir, "auth.json"),
+    modelsPath: null,
+    modelsStorePath: join(agentDir, "models-store.json"),
+    refreshOnCreate: false,
+  });
+  modelRuntime.registerNativeProvider(faux.provider);
+  return modelRuntime;
 }
 
 export async function startSdkSession(options: SdkSessionOptions = {}): Promise<SdkSession> {
@@ -192,13 +204,7 @@ export async function startSdkSession(options: SdkSessionOptions = {}): Promise<
     );
     faux.setResponses(options.responses ?? scriptedResponses(options.steps ?? []));
 
-    const modelRuntime = await ModelRuntime.create({
-      authPath: join(agentDir, "auth.json"),
-      modelsPath: null,
-      modelsStorePath: join(agentDir, "models-store.json"),
-      refreshOnCreate: false,
-    });
-    modelRuntime.registerNativeProvider(faux.provider);
+    const modelRuntime = await fauxModelRuntime(agentDir, faux);
 
     const settingsManager = SettingsManager.inMemory();
     const eventBus = createEventBus();
@@ -324,7 +330,7 @@ export async function startSdkSession(options: SdkSessionOptions = {}): Promise<
 }
 
 /** The shell jobs' wake messages the session delivered, in order: their text and details. */
-export function wakeMessages(sdk: SdkSession): { content: string; details: any }[] {
+export function wakeMessages(sdk: Pick<SdkSession, "eventsOf">): { content: string; details: any }[] {
   return sdk
     .eventsOf("message_end")
     .map((e) => e.message as unknown as { role: string; customType?: string; content: unknown; details?: unknown })

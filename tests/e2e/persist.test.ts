@@ -1,0 +1,150 @@
+/**
+ * exec_command with persist: true in real Pi (SDK, faux model): the job runs under its keeper (spawner/keeper.pl),
+ * outside Pi's tree, and the session serves it like any job through its follower: output, input through the FIFO,
+ * the wake with the real exit code, kill_session through the keeper. Quitting Pi ends every ordinary job and spares
+ * the persisted one, whose registry entry stays for the next Pi.
+ */
+import { fauxAssistantMessage, fauxToolCall, type FauxResponseFactory } from "@earendil-works/pi-ai";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, describe, expect, test } from "vitest";
+import { pidAlive } from "../integration/helpers.ts";
+import { keeperOf, stopLeftover } from "./harness/persisted-entry.ts";
+import { startSdkSession, wakeMessages, type SdkSession } from "./harness/sdk.ts";
+import { pollUntil } from "./harness/wait.ts";
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function call(name: string, args: Record<string, unknown>): FauxResponseFactory {
+  return () => fauxAssistantMessage([fauxToolCall(name, args as Parameters<typeof fauxToolCall>[1])], { stopReason: "toolUse" });
+}
+const say = (text: string): FauxResponseFactory => () => fauxAssistantMessage(text);
+
+async function start(responses: FauxResponseFactory[]): Promise<SdkSession> {
+  const sdk = await startSdkSession({ responses });
+  cleanups.push(() => sdk.dispose());
+  return sdk;
+}
+
+type ToolEnd = { toolName: string; isError: boolean; result: { content: { text?: string }[]; details: any } };
+const ends = (sdk: SdkSession): ToolEnd[] => sdk.eventsOf("tool_execution_end") as unknown as ToolEnd[];
+const textOf = (end: ToolEnd): string => end.result.content.map((c) => c.text ?? "").join("");
+
+
+
+describe("persist: true", () => {
+  test("runs under its keeper: output, input through the FIFO, and one wake with the real exit code; its entry goes at quit", async () => {
+    const sdk = await start([
+      call("exec_command", { cmd: 'echo ready; read line; echo "got $line"; sleep 1; exit 3', persist: true, on_exit: "wake", ready: { pattern: "^ready$" } }),
+      say("started"),
+      call("list_sessions", {}),
+      say("listed"),
+      call("write_stdin", { session_id: 1, chars: "hello\\n", yield_time_ms: 250 }),
+      say("sent"),
+      () => fauxAssistantMessage("woken"),
+    ]);
+    await sdk.prompt("start");
+    expect(ends(sdk)[0]!.isError).toBe(false);
+    expect(ends(sdk)[0]!.result.details).toMatchObject({ running: true, output: "ready\n" });
+    await sdk.prompt("list");
+    const entry = ends(sdk)[1]!.result.details.sessions[0].persisted.entry as string;
+    expect(ends(sdk)[1]!.result.details.sessions[0].persisted.started_by_pid).toBe(process.pid);
+    cleanups.push(() => stopLeftover(entry));
+    const { keeper, job } = keeperOf(entry);
+    // Not this Pi's descendant: orphaned once the launcher and the middle process have ended, in a session of its own.
+    const stat = (pid: number | "self"): string[] => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    const [, parent, , session] = stat(keeper);
+    expect(parent).not.toBe(String(process.pid));
+    expect(session).not.toBe(stat("self")[3]);
+    expect(pidAlive(job)).toBe(true);
+    await sdk.prompt("send");
+    await sdk.waitForSettled(4, 30_000);
+    const wakes = wakeMessages(sdk);
+    expect(wakes).toHaveLength(1);
+    expect(wakes[0]!.details.sessions[0]).toMatchObject({ session_id: 1, status: "exited", exit_code: 3 });
+    expect(ends(sdk)[2]!.result.details.output).toBe("got hello\n");
+    expect(pidAlive(keeper)).toBe(false);
+    await sleep(3_500);
+    expect(wakeMessages(sdk)).toHaveLength(1);
+    // Reported: the entry goes when this Pi quits, and no later Pi reports the job again.
+    await sdk.dispose();
+    expect(existsSync(entry)).toBe(false);
+  });
+
+  test("refuses what a keeper cannot honour, naming the fields", async () => {
+    const sdk = await start([
+      call("exec_command", { cmd: "true", persist: true, tty: true }),
+      call("exec_command", { cmd: "true", persist: true, ready: { port: 8080 } }),
+      call("exec_command", { cmd: "true", persist: true, limits: { memory_mb: 100 } }),
+      call("exec_command", { cmd: "true", persist: "yes" }),
+      say("refused"),
+    ]);
+    await sdk.prompt("try");
+    const errors = ends(sdk).map((end) => [end.isError, textOf(end)] as const);
+    expect(errors.map(([isError]) => isError)).toEqual([true, true, true, true]);
+    expect(errors[0]![1]).toMatch(/persist: true cannot be used with tty: true/);
+    expect(errors[1]![1]).toMatch(/persist: true cannot be used with ready\.port/);
+    expect(errors[2]![1]).toMatch(/persist: true cannot be used with limits/);
+    expect(errors[3]![1]).toMatch(/persist/);
+  });
+
+  test("quitting Pi ends the ordinary job and spares the persisted one, whose entry stays", async () => {
+    const sdk = await startSdkSession({
+      responses: [
+        call("exec_command", { cmd: "sleep 60", persist: true, yield_time_ms: 250 }),
+        call("exec_command", { cmd: "echo $$ > ordinary.pid; exec sleep 60", yield_time_ms: 250 }),
+        call("list_sessions", {}),
+        say("started"),
+      ],
+    });
+    cleanups.push(() => sdk.dispose());
+    await sdk.prompt("start");
+    const listed = ends(sdk)[2]!.result.details.sessions as { session_id: number; persisted?: { entry: string } }[];
+    const entry = listed[0]!.persisted!.entry;
+    cleanups.push(() => stopLeftover(entry));
+    // The shell creates the file before `echo` writes to it: an empty one is waited out.
+    const pidFile = join(sdk.cwd, "ordinary.pid");
+    const ordinary = await pollUntil(() => existsSync(pidFile) && Number(readFileSync(pidFile, "utf8").trim()) > 1 && Number(readFileSync(pidFile, "utf8").trim()), {
+      what: "the ordinary job's pid",
+    });
+    const { keeper, job } = keeperOf(entry);
+    expect(pidAlive(ordinary)).toBe(true);
+    await sdk.dispose();
+    expect(pidAlive(ordinary)).toBe(false);
+    expect(pidAlive(keeper)).toBe(true);
+    expect(pidAlive(job)).toBe(true);
+    expect(existsSync(join(entry, "entry.json"))).toBe(true);
+    expect(existsSync(join(entry, "end"))).toBe(false);
+  });
+
+  test("kill_session stops the job's group and its keeper, confirmed, and removes the entry", async () => {
+    const sdk = await start([
+      call("exec_command", { cmd: "sleep 60 & sleep 60", persist: true, on_exit: "wake", yield_time_ms: 250 }),
+      call("list_sessions", {}),
+      call("kill_session", { session_id: 1 }),
+      say("killed"),
+    ]);
+    await sdk.prompt("start and kill");
+    const entry = ends(sdk)[1]!.result.details.sessions[0].persisted.entry as string;
+    cleanups.push(() => stopLeftover(entry));
+    expect(ends(sdk)[2]!.result.details).toMatchObject({ killed: true });
+    expect(existsSync(entry)).toBe(false);
+    await sleep(3_500);
+    expect(wakeMessages(sdk)).toHaveLength(0);
+  });
+
+  test("its keeper ends it at its hard lifetime, and the report says so", async () => {
+    const sdk = await start([
+      call("exec_command", { cmd: "trap '' TERM; sleep 60", persist: true, timeout_seconds: 1, yield_time_ms: 30_000 }),
+      say("done"),
+    ]);
+    await sdk.prompt("start");
+    const details = ends(sdk)[0]!.result.details;
+    expect(details).toMatchObject({ running: false, signal: "SIGKILL" });
+    expect(details.output).toContain("hard lifetime");
+  });
+});
