@@ -11,7 +11,8 @@
 #   writing too, so that the job never reads an end of file while nobody writes. It prints "started <keeper pid>
 #   <job pid> <epoch ms>" once the job runs, and then nothing more: its own stdio is /dev/null from then on.
 #   SIGTERM asks it to stop the job: SIGTERM to the job's group, SIGKILL after the grace. So does the lifetime. When
-#   the job's shell has ended, what is left in its group gets the same, and the keeper writes <entry dir>/end,
+#   the job's shell has ended, what is left in its group, and (on Linux) what left it carrying the tag, gets the same,
+#   and the keeper writes <entry dir>/end,
 #   "exit <code|-> signal <name|-> ended <epoch ms> cause <exited|stopped|timeout>", atomically (a temporary file,
 #   then rename), and exits.
 # Everything it writes is private (umask 077). Only perl's own modules: POSIX and Fcntl.
@@ -28,6 +29,23 @@ die "usage: keeper.pl <entry dir> <tag> <lifetime seconds> <grace seconds> <shel
 umask 077;
 my @signal_names = split ' ', $Config{sig_name};
 my $now_ms = eval { require Time::HiRes; 1 } ? sub { int(Time::HiRes::time() * 1000) } : sub { time() * 1000 };
+
+# The processes that carry the job's tag, the keeper's own pid excepted: on Linux, read from /proc/<pid>/environ.
+# Elsewhere none are found, and what left the job's group outlives it until a Pi stops it by its tag (kill_session).
+sub tagged {
+  opendir(my $proc, '/proc') or return ();
+  my $wanted = "PI_JOBS_JOB=$tag";
+  my @found;
+  for my $pid (grep { /^\d+$/ && $_ != $$ } readdir $proc) {
+    open(my $environ, '<', "/proc/$pid/environ") or next;
+    local $/ = "\0";
+    while (defined(my $entry = <$environ>)) {
+      chomp $entry;
+      if ($entry eq $wanted) { push @found, $pid; last }
+    }
+  }
+  return @found;
+}
 
 sub write_atomic {
   my ($name, $text) = @_;
@@ -110,12 +128,20 @@ while (1) {
   select undef, undef, undef, 0.1;
 }
 my $ended = $now_ms->();
-# What the shell left in its group ends with it, as an ordinary job's leftovers do.
-if (kill 0, -$job) {
+# What the shell left in its group, and what left the group carrying the job's tag, ends with it, as an ordinary
+# job's leftovers do.
+my @left = tagged();
+if (kill(0, -$job) || @left) {
   kill 'TERM', -$job;
+  kill 'TERM', @left;
   my $until = time + $grace_s;
-  select undef, undef, undef, 0.05 while kill(0, -$job) && time < $until;
+  while (time < $until) {
+    @left = tagged();
+    last unless kill(0, -$job) || @left;
+    select undef, undef, undef, 0.05;
+  }
   kill 'KILL', -$job;
+  kill 'KILL', @left;
 }
 my ($code, $signal) = ('-', '-');
 if (defined $status) {

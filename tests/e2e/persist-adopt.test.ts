@@ -123,4 +123,26 @@ describe("persisted jobs are re-attached by the next Pi in the directory", () =>
     expect(ends(elsewhere)[0]!.result.details.sessions).toEqual([]);
     expect(pidAlive(keeperOf(entry).job)).toBe(true);
   });
+
+  test("a set_on_exit change is kept in the entry: the adopting Pi wakes with the job's exit code", async () => {
+    const cwd = project();
+    const first = await startSdkSession({
+      cwd,
+      responses: [
+        call("exec_command", { cmd: "sleep 2; exit 4", persist: true, yield_time_ms: 100 }),
+        call("set_on_exit", { session_id: 1, on_exit: "wake" }),
+        call("list_sessions", {}),
+        say("armed"),
+      ],
+    });
+    await first.prompt("start");
+    expect(ends(first)[1]!.result.details).toMatchObject({ previous_on_exit: "none", effect: "armed" });
+    const entry = ends(first)[2]!.result.details.sessions[0].persisted.entry as string;
+    cleanups.push(() => stopLeftover(entry));
+    expect(JSON.parse(readFileSync(join(entry, "entry.json"), "utf8"))).toMatchObject({ onExit: "wake" });
+    await first.dispose();
+    const next = await pi(cwd, [say("woken")]);
+    await pollUntil(() => wakeMessages(next).length > 0, { what: "the adopted job's wake", timeoutMs: 30_000 });
+    expect(wakeMessages(next)[0]!.details.sessions[0]).toMatchObject({ status: "exited", exit_code: 4, earlier_session: true });
+  });
 });
