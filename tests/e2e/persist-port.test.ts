@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { freePort } from "../fixtures/free-port.ts";
 import { pidAlive } from "../integration/helpers.ts";
-import { keeperOf, stopLeftover } from "./harness/persisted-entry.ts";
+import { keeperOf, ownerLockReleased, stopLeftover } from "./harness/persisted-entry.ts";
 import { startSdkSession, type SdkSession } from "./harness/sdk.ts";
 import { pollUntil } from "./harness/wait.ts";
 
@@ -70,21 +70,26 @@ describe.runIf(process.platform === "linux")("a persisted dev server with ready.
     });
     cleanups.push(() => void (pidAlive(escapee) && process.kill(escapee, "SIGKILL")));
     await first.dispose();
+    // Pi has quit once its ownership lock is released (its process ends then too); the next Pi starts after that.
+    await ownerLockReleased(cwd);
     const { keeper, job } = keeperOf(entry);
     // Quit spared the server, its keeper and the process that left its group, all carrying the job's own tag but the keeper.
     expect([pidAlive(keeper), pidAlive(job), pidAlive(escapee)]).toEqual([true, true, true]);
     expect(tagged(tag)).toEqual(expect.arrayContaining([job, escapee]));
     expect(tagged(tag)).not.toContain(keeper);
 
-    const next = await startSdkSession({ cwd, responses: [call("list_sessions", {}), call("kill_session", { session_id: 1 }), say("done")] });
+    const next = await startSdkSession({ cwd, responses: [call("list_sessions", {}), say("listed"), call("kill_session", { session_id: 1 }), say("done")] });
     cleanups.push(() => next.dispose());
     // Pi's session_start has run once startSdkSession returns (the extensions are bound): the list's wait counts from here.
     const sinceStart = performance.now();
-    await next.prompt("adopt and kill");
+    await next.prompt("list");
     const listed = ends(next)[0]!;
     const listedAfterMs = Math.round(performance.now() - sinceStart);
     expect(listed.result.details.sessions[0]).toMatchObject({ running: true, listening: [port], persisted: { entry, adopted: true } });
     console.log(`persisted dev server listed running with its port ${listedAfterMs} ms after the adopting Pi's session_start (turn included)`);
+    // The target is 2 s; the bound here leaves room for a loaded machine, the figure above is what it took.
+    expect(listedAfterMs).toBeLessThan(10_000);
+    await next.prompt("kill");
     expect(ends(next)[1]!.result.details).toMatchObject({ killed: true });
     expect([pidAlive(keeper), pidAlive(job), pidAlive(escapee)]).toEqual([false, false, false]);
     expect(tagged(tag)).toEqual([]);

@@ -20,13 +20,13 @@
  * tests/e2e/persist-cycles.test.ts runs a few cycles of the same.
  */
 import { fauxAssistantMessage, fauxToolCall, type FauxResponseFactory } from "@earendil-works/pi-ai";
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { projectDir } from "../../host/persist/registry.ts";
+import { ownerLockReleased } from "../e2e/harness/persisted-entry.ts";
 import { startSdkSession, wakeMessages, type SdkSession } from "../e2e/harness/sdk.ts";
 
 export interface CycleOutcome {
@@ -100,9 +100,6 @@ async function settle(sdk: SdkSession, quietMs: number, timeoutMs: number): Prom
   }
 }
 
-/** Whether nobody holds the flock on `path` now (util-linux `flock`). */
-const lockFree = (path: string): boolean => spawnSync("flock", ["-n", path, "true"]).status === 0;
-
 const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 
 export async function runCycles(cycles: number, log: (line: string) => void = () => {}): Promise<CycleOutcome> {
@@ -117,7 +114,6 @@ export async function runCycles(cycles: number, log: (line: string) => void = ()
   const keepers = new Set<number>();
   const listedAfter: number[] = [];
   const lockWaits: number[] = [];
-  const lock = join(projectDir(cwd).dir, "owner.lock");
   // One more Pi than cycles: the last one only adopts and waits for every job to end.
   for (let pi = 0; pi <= cycles; pi += 1) {
     const last = pi === cycles;
@@ -165,9 +161,7 @@ export async function runCycles(cycles: number, log: (line: string) => void = ()
       }
       await sdk.dispose();
     }
-    const quitAt = performance.now();
-    await until(() => lockFree(lock), 5_000);
-    lockWaits.push(performance.now() - quitAt);
+    lockWaits.push(await ownerLockReleased(cwd));
     if (!last) {
       const ordinary = Number(readFileSync(join(cwd, `ordinary-${pi}.pid`), "utf8").trim());
       if (!(await until(() => !alive(ordinary), 5_000))) survivingOrdinary.push(ordinary);
