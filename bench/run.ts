@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: the runtime's benchmarks side by side in one run — ingest, host responsiveness, the data plane
- * (floods, sentinel, 1 GiB), start latency, memory, starts under load, and collecting many jobs with wait_jobs. Prints a markdown table, writes every figure with the machine's facts to bench/results/latest.json, and
+ * (floods, sentinel, 1 GiB), start latency, memory, starts under load, collecting many jobs with wait_jobs, and what a
+ * persisted job costs beside an ordinary one. Prints a markdown table, writes every figure with the machine's facts to bench/results/latest.json, and
  * rewrites the generated part of docs/benchmarks.md (between its two markers; the prose around it is kept).
  *
  * `npm run bench -- --only=start,memory` runs a subset and only prints it: the saved results stay whole. So does a
@@ -18,6 +19,7 @@ import { benchIngest, ingestRows, type IngestResult } from "./ingest.ts";
 import { installedPackage, removeInstalledPackage } from "./installed.ts";
 import { benchLifecycle, lifecycleRows, type LifecycleResult } from "./lifecycle.ts";
 import { benchMemory, memoryRows, type MemoryResult } from "./memory.ts";
+import { benchPersistCost, persistCostRows, type PersistCostResult } from "./persist-cost.ts";
 import { benchResponsiveness, responsivenessRows, type ResponsivenessResult } from "./responsiveness.ts";
 import { machineFacts, QUICK, sleep, type MachineFacts, type Row } from "./shared.ts";
 import { benchStart, startRows, type StartResult } from "./start.ts";
@@ -30,7 +32,7 @@ import { benchTableSampling, tableSamplingRows, type TableSamplingResult } from 
  * right after them: there, a batch of 64 `sleep 600` took 1.84× the floor against 1.63× with nothing run before it
  * (benchmarks.md, "Targets").
  */
-const NAMES = ["ingest", "responsiveness", "dataplane", "start", "memory", "burst", "lifecycle", "waitjobs", "sampling", "table"] as const;
+const NAMES = ["ingest", "responsiveness", "dataplane", "start", "memory", "burst", "lifecycle", "waitjobs", "sampling", "table", "persist"] as const;
 type Name = (typeof NAMES)[number];
 /** The suites that measure the installed copy beside the checkout. */
 const INSTALLED: readonly Name[] = ["dataplane", "start", "memory", "lifecycle", "burst"];
@@ -50,6 +52,7 @@ interface Results {
   waitjobs?: WaitJobsBenchResult;
   sampling?: UsageSamplingResult;
   processTable?: TableSamplingResult;
+  persist?: PersistCostResult;
   table: Row[];
 }
 
@@ -127,6 +130,7 @@ async function main(): Promise<void> {
     else if (name === "waitjobs") results.waitjobs = await benchWaitJobs();
     else if (name === "sampling") results.sampling = await benchUsageSampling();
     else if (name === "table") results.processTable = await benchTableSampling();
+    else if (name === "persist") results.persist = await benchPersistCost();
     else results.memory = await benchMemory();
     console.error(`  ${name} took ${((performance.now() - at) / 1000).toFixed(1)} s`);
     // Let the threads and processes of one benchmark wind down before the next one measures.
@@ -144,6 +148,7 @@ async function main(): Promise<void> {
     ...(results.waitjobs ? waitJobsRows(results.waitjobs) : []),
     ...(results.sampling ? usageSamplingRows(results.sampling) : []),
     ...(results.processTable ? tableSamplingRows(results.processTable) : []),
+    ...(results.persist ? persistCostRows(results.persist) : []),
   ];
   const table = markdownTable(results.table);
   console.log(`${table}\n\n${machineLine(results)}`);

@@ -79,6 +79,18 @@ export const WatchdogSpec = Type.Object(
 );
 export type WatchdogSpec = Static<typeof WatchdogSpec>;
 
+/** A process tree by its tag (shared/process-table/tags.ts), its first process and when that was spawned. */
+export const WatchedTree = Type.Object(
+  {
+    tag: Type.String({ minLength: 1 }),
+    /** The tree's first process, the leader of its group. */
+    pid: Type.Integer({ minimum: 2 }),
+    spawnedAtEpoch: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+export type WatchedTree = Static<typeof WatchedTree>;
+
 /**
  * Watches the actor keeps on a running job: readiness, stall detection (prompt detection is always on), and its
  * tree's resource use against its limits and the watchdog (the figures are sampled for every job).
@@ -92,6 +104,11 @@ export const WatchSpec = Type.Object(
     limits: Type.Optional(ResourceLimits),
     /** Absent: the watchdog is off for this job. */
     watchdog: Type.Optional(WatchdogSpec),
+    /**
+     * The tree every watch but the output's looks at (ports, usage, limits, the watchdog), when it is not the job's
+     * own: a persisted job's, whose follower is what this actor runs (host/persist/keeper.ts). Absent: the job's own.
+     */
+    tree: Type.Optional(WatchedTree),
   },
   { additionalProperties: false },
 );

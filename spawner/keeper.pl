@@ -3,13 +3,16 @@
 # own), so Pi's shutdown, the exit net and the crash cleanup, which reach Pi's descendants and the processes tagged
 # with Pi's runtime, never reach it or its job.
 #
-# Usage: perl keeper.pl <entry dir> <lifetime seconds> <grace seconds> <shell> <command>
-#   Runs `<shell> -c <command>` in the current directory, in a process group of its own, its stdout and stderr
-#   appended to <entry dir>/log, its stdin read from the FIFO <entry dir>/stdin, which the keeper holds open for
+# Usage: perl keeper.pl <entry dir> <tag> <lifetime seconds> <grace seconds> <shell> <command>
+#   Runs `<shell> -c <command>` in the current directory, in a process group of its own, with PI_JOBS_JOB=<tag> in
+#   its environment (the job's own tag, shared/process-table/tags.ts: what leaves the group is still found by it; the
+#   keeper itself does not carry it, so a stop by the tag never ends the keeper before it records the end); its
+#   stdout and stderr appended to <entry dir>/log, its stdin read from the FIFO <entry dir>/stdin, which the keeper holds open for
 #   writing too, so that the job never reads an end of file while nobody writes. It prints "started <keeper pid>
-#   <job pid>" once the job runs, and then nothing more: its own stdio is /dev/null from then on.
+#   <job pid> <epoch ms>" once the job runs, and then nothing more: its own stdio is /dev/null from then on.
 #   SIGTERM asks it to stop the job: SIGTERM to the job's group, SIGKILL after the grace. So does the lifetime. When
-#   the job's shell has ended, what is left in its group gets the same, and the keeper writes <entry dir>/end,
+#   the job's shell has ended, what is left in its group, and (on Linux) what left it carrying the tag, gets the same,
+#   and the keeper writes <entry dir>/end,
 #   "exit <code|-> signal <name|-> ended <epoch ms> cause <exited|stopped|timeout>", atomically (a temporary file,
 #   then rename), and exits.
 # Everything it writes is private (umask 077). Only perl's own modules: POSIX and Fcntl.
@@ -19,13 +22,30 @@ use Config;
 use Fcntl qw(O_RDWR);
 use POSIX ();
 
-my ($dir, $lifetime_s, $grace_s, $shell, $command) = @ARGV;
-die "usage: keeper.pl <entry dir> <lifetime seconds> <grace seconds> <shell> <command>\n"
-  unless defined $command && -d $dir && $lifetime_s =~ /^\d+(?:\.\d+)?$/ && $grace_s =~ /^\d+(?:\.\d+)?$/;
+my ($dir, $tag, $lifetime_s, $grace_s, $shell, $command) = @ARGV;
+die "usage: keeper.pl <entry dir> <tag> <lifetime seconds> <grace seconds> <shell> <command>\n"
+  unless defined $command && -d $dir && $tag =~ m{^[A-Za-z0-9-]+/[A-Za-z0-9_.-]+$} && $lifetime_s =~ /^\d+(?:\.\d+)?$/ && $grace_s =~ /^\d+(?:\.\d+)?$/;
 
 umask 077;
 my @signal_names = split ' ', $Config{sig_name};
 my $now_ms = eval { require Time::HiRes; 1 } ? sub { int(Time::HiRes::time() * 1000) } : sub { time() * 1000 };
+
+# The processes that carry the job's tag, the keeper's own pid excepted: on Linux, read from /proc/<pid>/environ.
+# Elsewhere none are found, and what left the job's group outlives it until a Pi stops it by its tag (kill_session).
+sub tagged {
+  opendir(my $proc, '/proc') or return ();
+  my $wanted = "PI_JOBS_JOB=$tag";
+  my @found;
+  for my $pid (grep { /^\d+$/ && $_ != $$ } readdir $proc) {
+    open(my $environ, '<', "/proc/$pid/environ") or next;
+    local $/ = "\0";
+    while (defined(my $entry = <$environ>)) {
+      chomp $entry;
+      if ($entry eq $wanted) { push @found, $pid; last }
+    }
+  }
+  return @found;
+}
 
 sub write_atomic {
   my ($name, $text) = @_;
@@ -76,8 +96,8 @@ if ($job == 0) {
   POSIX::dup2(fileno($log), 2);
   close $word_write;
   $SIG{$_} = 'DEFAULT' for qw(HUP INT PIPE TERM);
-  # The tag of the Pi that started it: a persisted job is not that Pi's to clean up.
-  delete $ENV{PI_JOBS_JOB};
+  # Its own tag, never that of the Pi that started it: a persisted job is not that Pi's to clean up.
+  $ENV{PI_JOBS_JOB} = $tag;
   { no warnings 'exec'; exec { $shell } $shell, '-c', $command; }
   POSIX::_exit(127);
 }
@@ -87,8 +107,9 @@ close $log;
 
 my $stop = 0;
 $SIG{TERM} = sub { $stop = 1 };
-write_atomic('keeper', "keeper $$ job $job started " . $now_ms->() . "\n");
-print {$word_write} "started $$ $job\n";
+my $started = $now_ms->();
+write_atomic('keeper', "keeper $$ job $job started $started\n");
+print {$word_write} "started $$ $job $started\n";
 close $word_write;
 
 my $deadline = time + $lifetime_s;
@@ -107,12 +128,20 @@ while (1) {
   select undef, undef, undef, 0.1;
 }
 my $ended = $now_ms->();
-# What the shell left in its group ends with it, as an ordinary job's leftovers do.
-if (kill 0, -$job) {
+# What the shell left in its group, and what left the group carrying the job's tag, ends with it, as an ordinary
+# job's leftovers do.
+my @left = tagged();
+if (kill(0, -$job) || @left) {
   kill 'TERM', -$job;
+  kill 'TERM', @left;
   my $until = time + $grace_s;
-  select undef, undef, undef, 0.05 while kill(0, -$job) && time < $until;
+  while (time < $until) {
+    @left = tagged();
+    last unless kill(0, -$job) || @left;
+    select undef, undef, undef, 0.05;
+  }
   kill 'KILL', -$job;
+  kill 'KILL', @left;
 }
 my ($code, $signal) = ('-', '-');
 if (defined $status) {

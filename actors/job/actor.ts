@@ -60,6 +60,8 @@ class JobActor {
   private timeout: ReturnType<typeof setTimeout> | null = null;
   /** The limit the tree passed, once it has: the result carries it when it is what ended the job. */
   private trip: LimitTrip | null = null;
+  /** The stop of a watched tree that passed a limit (stopWatchedTree): the result waits for it. */
+  private treeStop: Promise<void> | null = null;
 
   constructor(task: ActorTask) {
     this.spec = task.spec;
@@ -75,6 +77,7 @@ class JobActor {
       requestStop: (cause, signal) => void this.requestStop(cause, signal),
       limitPassed: (trip) => {
         this.trip ??= trip;
+        this.stopWatchedTree();
         void this.requestStop(trip.cause, "SIGTERM");
       },
     });
@@ -210,6 +213,18 @@ class JobActor {
     };
   }
 
+  /**
+   * A tree watched in place of the job's own (a persisted job's, which its keeper runs outside this actor's group)
+   * passed a limit: its group and what left it carrying its tag are stopped too, or the limit would end only the
+   * follower. The keeper records the end; the follower's stop is the actor's own.
+   */
+  private stopWatchedTree(): void {
+    const tree = this.spec.watch?.tree;
+    if (tree === undefined || this.treeStop !== null) return;
+    const options = { signal: "SIGTERM" as const, graceMs: this.spec.killGraceMs, tag: tree.tag, spawnedAt: tree.spawnedAtEpoch };
+    this.treeStop = stopGroup(tree.pid, options).then(() => undefined, () => undefined);
+  }
+
   /** The first cause wins; later requests join the stop already under way. */
   private requestStop(cause: EndCause, signal: StopSignal): Promise<Cleanup> {
     const state = this.state;
@@ -236,6 +251,7 @@ class JobActor {
 
   private async finish(cause: EndCause, message: string | null, cleanup: Cleanup, trip: LimitTrip | null = null): Promise<ActorResult> {
     if (this.timeout) clearTimeout(this.timeout);
+    await this.treeStop;
     clearInterval(this.heartbeat);
     const { output } = this;
     output.watch?.dispose();

@@ -118,12 +118,14 @@ export class JobOutput {
   /** Starts the watches on the process that was just spawned. */
   watchFrom(pid: number, spawnedAt: number, spawnedAtEpoch: number): void {
     const { spec, cell, mailbox } = this.owner;
+    // A persisted job's follower watches the job's tree, not its own (mailbox/spec.ts, WatchSpec.tree).
+    const tree = spec.watch?.tree ?? { tag: spec.tag, pid, spawnedAtEpoch };
     this.watch = new JobWatch({
       spec: spec.watch,
-      tag: spec.tag,
-      pid,
+      tag: tree.tag,
+      pid: tree.pid,
       spawnedAt,
-      spawnedAtEpoch,
+      spawnedAtEpoch: tree.spawnedAtEpoch,
       cell,
       notice: (kind, detail) => (kind === "runaway" ? this.onRunaway(detail) : this.onStuck(kind, detail)),
       ready: (report) => mailbox.send({ type: "ready", report }),

@@ -75,9 +75,11 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
     return state;
   });
 
-  pi.on("session_start", () => {
+  pi.on("session_start", (event) => {
     const adopted = lifecycle.adopted<ParkedMonitors>(PARK_KEY);
     if (adopted) service = adopted.service;
+    // Carried on by /new, /resume or /fork (not /reload, the same session): what was started before is an earlier session's.
+    if (adopted && event.reason !== "reload") adopted.service.newSession();
     live = true;
     current().bind(host);
   });

@@ -255,6 +255,18 @@ export function buildReport(input: ReportInput): string {
   return lines.join("\n");
 }
 
+/**
+ * A report delivered in a later session than the monitor's start (after /new, /resume or /fork, which carry monitors
+ * on): `started_in=earlier_session` right after its `monitor_id=` line, so the model knows the run is not this
+ * session's.
+ */
+export function markEarlierSession(report: string): string {
+  const lines = report.split("\n");
+  const at = lines.findIndex((line) => line.startsWith("monitor_id="));
+  lines.splice(at < 0 ? 1 : at + 1, 0, "started_in=earlier_session");
+  return lines.join("\n");
+}
+
 /** The reply to a monitor-only batch in a UI session: the run is pending and its report will wake the agent. */
 export function buildAcknowledgement(description: string, monitorId: string): string {
   return [`Monitor started: ${escapeText(description)}`, `monitor_id=${escapeText(monitorId)}`, "terminal_result=pending"].join(

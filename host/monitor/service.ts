@@ -15,7 +15,7 @@ import { NO_HIT } from "../../mailbox/constants.ts";
 import type { ActorResult } from "../../mailbox/result.ts";
 import type { MonitorOutcome } from "../../mailbox/monitor.ts";
 import type { JobEnded, JobHandle, JobRuntime, StopRequester } from "../runtime/api.ts";
-import { buildReport, structuredResult, type TerminalFacts } from "./report.ts";
+import { buildReport, markEarlierSession, structuredResult, type TerminalFacts } from "./report.ts";
 import { withoutMatched } from "../evidence-text.ts";
 import { readWatchdog } from "../config.ts";
 import { runawayFigures, usageFields } from "../runtime/usage-line.ts";
@@ -80,6 +80,8 @@ export interface MonitorRecord {
   due: ResultDue;
   /** How many wait_jobs calls wait on it now: while any does, an asynchronous result is held for them. */
   claims: number;
+  /** The Pi session it was started in (MonitorService.newSession counts them): its wake says if that was an earlier one. */
+  readonly piSession: number;
 }
 
 /**
@@ -119,6 +121,8 @@ export interface MonitorService {
   release(record: MonitorRecord): void;
   /** Takes an ended monitor's result for wait_jobs: withdrawn from the outbox if queued, never delivered after. */
   collect(record: MonitorRecord): Collection;
+  /** A session switch (/new, /resume, /fork) carried the monitors on: the wakes of those started before it say so. */
+  newSession(): void;
 }
 
 export function createMonitorService(): MonitorService {
@@ -127,12 +131,15 @@ export function createMonitorService(): MonitorService {
   const finished: MonitorRecord[] = [];
   const outbox: { record: MonitorRecord; delivery: Delivery }[] = [];
   let host: MonitorHost | null = null;
+  let piSession = 0;
 
   function flush(): void {
     while (host !== null && outbox.length > 0) {
       const next = outbox[0] as { record: MonitorRecord; delivery: Delivery };
       try {
-        host.deliver(next.delivery);
+        // Decided when it goes out: a report due before the switch is delivered in the session after it.
+        const earlier = next.delivery.kind === "report" && next.record.piSession < piSession;
+        host.deliver(earlier ? { ...next.delivery, content: markEarlierSession(next.delivery.content) } : next.delivery);
       } catch {
         // Pi could not take it now (e.g. between sessions); it stays first in line for the next boundary.
         return;
@@ -250,6 +257,7 @@ export function createMonitorService(): MonitorService {
         final: null,
         due: options.delivery === "async" ? "pending" : "own_call",
         claims: 0,
+        piSession,
       };
       records.set(record.monitorId, record);
       if (record.delivery === "async" && setting.spec !== null) {
@@ -289,6 +297,9 @@ export function createMonitorService(): MonitorService {
     release(record) {
       record.claims = Math.max(0, record.claims - 1);
       if (record.claims === 0 && record.due === "held") enqueue(record);
+    },
+    newSession() {
+      piSession += 1;
     },
     collect(record) {
       switch (record.due) {

@@ -8,8 +8,11 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { StopSignal } from "../../mailbox/control.ts";
+import type { ResourceLimits } from "../../mailbox/spec.ts";
 import { persistProgramUrl } from "../../shared/entry-url.ts";
-import { newEntryDir, projectDir, removeEntry, writeEntry, PERSIST_VERSION, type PersistEntry, type StartRecord } from "./registry.ts";
+import { stopGroup } from "../../shared/process-group.ts";
+import { newEntryDir, persistTag, projectDir, removeEntry, writeEntry, PERSIST_VERSION, type PersistEntry, type StartRecord } from "./registry.ts";
 
 const KEEPER = fileURLToPath(persistProgramUrl("keeper"));
 const FOLLOWER = fileURLToPath(persistProgramUrl("follow"));
@@ -35,10 +38,14 @@ export interface KeepRequest {
   lifetimeMs: number;
   graceMs: number;
   onExit: "none" | "wake";
+  limits?: ResourceLimits | null;
   /** The registry's root (tests); the user's, under the temp directory, otherwise. */
   root?: string;
   perl?: string;
 }
+
+/** The keeper's word once the job runs: its pid, the job's and when it started the job. */
+const STARTED = /^started (\d+) (\d+) (\d+)\n?$/;
 
 const quote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`;
 
@@ -61,12 +68,14 @@ export async function startKept(request: KeepRequest): Promise<KeptJob> {
     lifetimeMs: request.lifetimeMs,
     startedByPid: process.pid,
     onExit: request.onExit,
+    limits: request.limits ?? null,
+    tag: persistTag(dir),
   };
   // Written before the job starts: a Pi that dies right after the keeper has started leaves a job that can be adopted.
   writeEntry(dir, record);
-  // The tag of this Pi's runtime stays with this Pi's jobs.
+  // The tag of this Pi's runtime stays with this Pi's jobs: the keeper gives the job its own.
   const { PI_JOBS_JOB: _tag, ...env } = process.env;
-  const args = [KEEPER, dir, String(request.lifetimeMs / 1000), String(request.graceMs / 1000), request.shell, request.cmd];
+  const args = [KEEPER, dir, record.tag as string, String(request.lifetimeMs / 1000), String(request.graceMs / 1000), request.shell, request.cmd];
   let word: string;
   try {
     word = await launch(request.perl ?? "perl", args, request.cwd, env);
@@ -74,8 +83,8 @@ export async function startKept(request: KeepRequest): Promise<KeptJob> {
     removeEntry(dir);
     throw error;
   }
-  const [, keeperPid, pgid] = /^started (\d+) (\d+)\n?$/.exec(word) as RegExpExecArray;
-  return { dir, entry: { ...record, keeperPid: Number(keeperPid), pgid: Number(pgid) } };
+  const [, keeperPid, pgid, spawnedAt] = STARTED.exec(word) as RegExpExecArray;
+  return { dir, entry: { ...record, keeperPid: Number(keeperPid), pgid: Number(pgid), spawnedAtEpochMs: Number(spawnedAt) } };
 }
 
 /** Runs the keeper's launcher, which ends once the keeper said the job runs; resolves with that word. */
@@ -93,7 +102,7 @@ function launch(perl: string, args: string[], cwd: string, env: NodeJS.ProcessEn
     });
     child.on("close", (code) => {
       clearTimeout(timer);
-      if (code === 0 && /^started \d+ \d+\n?$/.test(out)) resolveWord(out);
+      if (code === 0 && STARTED.test(out)) resolveWord(out);
       else reject(new Error(`the keeper did not start the job${err.trim() === "" ? "" : `: ${err.trim().split("\n")[0]}`}`));
     });
   });
@@ -109,12 +118,15 @@ function alive(pid: number): boolean {
 }
 
 /**
- * Stops the job through its keeper: `signal` to its group, then SIGTERM to the keeper, which escalates to SIGKILL
- * after its grace and records the end. Resolves true once the end is recorded and neither the group nor the keeper
- * is left, false if that did not happen within `confirmMs`.
+ * Stops the job through its keeper: `signal` to its group, and SIGTERM to the keeper, which escalates to SIGKILL
+ * after its grace and records the end. The group and what left it carrying the job's tag are stopped as an ordinary
+ * job's are (shared/process-group.ts, stopGroup). Resolves true once the end is recorded, the keeper is gone and the
+ * stop of the job's tree is confirmed, false if that did not happen within `confirmMs` or cannot be known (a tree
+ * whose tags cannot be read, or an entry written before jobs were tagged whose tree is only its group: then the
+ * group's stop is all that is confirmed).
  */
-export async function stopKept(kept: KeptJob, signal: NodeJS.Signals, confirmMs: number): Promise<boolean> {
-  const { keeperPid, pgid } = kept.entry;
+export async function stopKept(kept: KeptJob, signal: StopSignal, timing: { graceMs: number; confirmMs: number }): Promise<boolean> {
+  const { keeperPid, pgid, tag, spawnedAtEpochMs } = kept.entry;
   for (const [target, sent] of [[-pgid, signal], [keeperPid, "SIGTERM"]] as const) {
     try {
       process.kill(target, sent);
@@ -122,11 +134,20 @@ export async function stopKept(kept: KeptJob, signal: NodeJS.Signals, confirmMs:
       // Gone already: the end, if any, is on disk.
     }
   }
-  const deadline = Date.now() + confirmMs;
+  const deadline = Date.now() + timing.confirmMs;
+  const tree = stopGroup(pgid, {
+    signal,
+    graceMs: timing.graceMs,
+    confirmMs: timing.confirmMs,
+    ...(tag !== null ? { tag, spawnedAt: spawnedAtEpochMs } : {}),
+  }).then(
+    (cleanup) => cleanup.confirmed,
+    () => false,
+  );
   for (;;) {
     // The end is on disk, or the entry is gone already: its follower reported the end and released it.
     const ended = existsSync(join(kept.dir, "end")) || !existsSync(kept.dir);
-    if (ended && !alive(-pgid) && !alive(keeperPid)) return true;
+    if (ended && !alive(keeperPid)) return await tree;
     if (Date.now() >= deadline) return false;
     await new Promise((wake) => setTimeout(wake, STOP_POLL_MS));
   }

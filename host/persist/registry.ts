@@ -12,7 +12,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import type { ResourceLimits } from "../../mailbox/spec.ts";
 
 /** Bump when the shape of entry.json changes; an entry of another version is ignored. */
 export const PERSIST_VERSION = 1;
@@ -29,16 +30,34 @@ export interface PersistEntry {
   lifetimeMs: number;
   /** The Pi process that started it. */
   startedByPid: number;
-  /** Whether its end wakes the model: the Pi that adopts it keeps the choice it was started with. */
+  /** Whether its end wakes the model: the Pi that adopts it keeps the last choice (exec_command's, or set_on_exit's). */
   onExit: "none" | "wake";
+  /** Its limits over its tree (exec_command's `limits`), which the Pi that adopts it goes on enforcing; null: none. */
+  limits: ResourceLimits | null;
+  /**
+   * The job's own tag (`PI_JOBS_JOB`, shared/process-table/tags.ts), which the keeper sets for the job: its runtime
+   * part is the job's own (persistTag), never a Pi's, so no Pi's exit net or crash cleanup takes it for its own. Null
+   * for an entry written before jobs were tagged: its tree is then only its group.
+   */
+  tag: string | null;
   /** From the keeper's record (`keeper`), written before the keeper says the job runs. */
   keeperPid: number;
   /** The job's process group (its shell's pid). */
   pgid: number;
+  /** When the keeper started the job (epoch ms): what the process table reads since, looking for its tag. */
+  spawnedAtEpochMs: number;
 }
 
 /** What Pi writes into entry.json, before the keeper starts: so no job ever runs without an entry to adopt it by. */
-export type StartRecord = Omit<PersistEntry, "keeperPid" | "pgid">;
+export type StartRecord = Omit<PersistEntry, "keeperPid" | "pgid" | "spawnedAtEpochMs">;
+
+/** A persisted job's tag is `p<12 hex digits>/<its folder's name>`: a Pi's runtime ids are hex only, so never equal. */
+const TAG = /^p[0-9a-f]{12}\/job-[A-Za-z0-9]{1,16}$/;
+
+/** A fresh tag for the job whose folder is `dir`. */
+export function persistTag(dir: string): string {
+  return `p${randomBytes(6).toString("hex")}/${basename(dir)}`;
+}
 
 /** An entry whose keeper never recorded a job this long after it was written is abandoned (Pi died starting it). */
 const ABANDONED_AFTER_MS = 60_000;
@@ -124,10 +143,37 @@ function entryOf(value: unknown): StartRecord | string {
   }
   for (const field of ["project", "cmd", "cwd"] as const) if (typeof e[field] !== "string") return `entry.json: ${field} is not a string`;
   if (e.onExit !== "none" && e.onExit !== "wake") return "entry.json: onExit is not none or wake";
-  return e as unknown as StartRecord;
+  if (e.tag !== undefined && e.tag !== null && (typeof e.tag !== "string" || !TAG.test(e.tag))) return "entry.json: tag is not a persisted job's tag";
+  const limits = limitsIn(e.limits);
+  if (typeof limits === "string") return limits;
+  // Only the fields it knows: nothing else read from the file is carried on.
+  return {
+    version: PERSIST_VERSION,
+    uid: e.uid as number,
+    project: e.project as string,
+    cmd: e.cmd as string,
+    cwd: e.cwd as string,
+    startedAtEpochMs: e.startedAtEpochMs as number,
+    lifetimeMs: e.lifetimeMs as number,
+    startedByPid: e.startedByPid as number,
+    onExit: e.onExit,
+    tag: (e.tag as string | undefined) ?? null,
+    limits,
+  };
 }
 
-const KEEPER_LINE = /^keeper (\d{2,10}) job (\d{2,10}) started \d{1,16}\n$/;
+/** The entry's limits, each a positive whole number or null; absent (an entry written before they were kept) is none. */
+function limitsIn(value: unknown): ResourceLimits | null | string {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "object" || Array.isArray(value)) return "entry.json: limits is not an object";
+  const l = value as Record<string, unknown>;
+  const keys = ["memoryBytes", "cpuMs", "processes"] as const;
+  if (Object.keys(l).some((key) => !(keys as readonly string[]).includes(key))) return "entry.json: limits has an unknown field";
+  for (const key of keys) if (l[key] !== null && (!isInt(l[key]) || (l[key] as number) < 1)) return `entry.json: limits.${key} is not a positive whole number or null`;
+  return { memoryBytes: l.memoryBytes as number | null, cpuMs: l.cpuMs as number | null, processes: l.processes as number | null };
+}
+
+const KEEPER_LINE = /^keeper (\d{2,10}) job (\d{2,10}) started (\d{1,16})\n$/;
 
 const END_LINE = /^exit (-|\d{1,3}) signal (-|SIG[A-Z0-9+-]{1,12}) ended (\d{1,16}) cause (exited|stopped|timeout)\n$/;
 
@@ -172,7 +218,9 @@ export function readEntry(dir: string, expected: { project: string }): EntryRead
     const endText = readText(join(dir, "end"));
     const end = endText === null ? null : parseEnd(endText);
     if (typeof end === "string") return { ok: false, reason: end };
-    return { ok: true, value: { dir, entry: { ...entry, keeperPid: Number(pids[1]), pgid: Number(pids[2]) }, end } };
+    if (entry.tag !== null && !entry.tag.endsWith(`/${basename(dir)}`)) return { ok: false, reason: "entry.json: tag names another job's folder" };
+    const recorded = { keeperPid: Number(pids[1]), pgid: Number(pids[2]), spawnedAtEpochMs: Number(pids[3]) };
+    return { ok: true, value: { dir, entry: { ...entry, ...recorded }, end } };
   } catch (error) {
     return { ok: false, reason: (error as Error).message };
   }
@@ -193,6 +241,23 @@ export function listEntries(projectFolder: string, project: string, warn: (line:
     else if (reading.reason !== "no entry.json" && reading.reason !== "no keeper yet") warn(`pi-jobs: ignored the persisted job entry ${dir}: ${reading.reason}`);
   }
   return out.sort((a, b) => a.entry.startedAtEpochMs - b.entry.startedAtEpochMs);
+}
+
+/**
+ * Records a new on_exit choice (set_on_exit) in the entry, so that the Pi that adopts the job next keeps it. False when
+ * the entry cannot be read or written (gone: the job's end was reported and its entry released).
+ */
+export function recordOnExit(dir: string, project: string, onExit: PersistEntry["onExit"]): boolean {
+  try {
+    const raw = readText(join(dir, "entry.json"));
+    if (raw === null) return false;
+    const entry = entryOf(JSON.parse(raw));
+    if (typeof entry === "string" || entry.project !== project) return false;
+    writeEntry(dir, { ...entry, onExit });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Removes a job's folder once its end has been reported (or it was never started). */

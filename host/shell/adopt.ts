@@ -73,7 +73,8 @@ function adoptOne(service: ShellService, runtime: JobRuntime, recorded: Registry
     ready: null,
     stallMs: null,
     onStall: "none" as const,
-    limits: null,
+    // Its limits go on over its tree (its own tag); readiness was the starting call's wait, over with it.
+    limits: entry.limits,
     persist: true,
     raw: false,
   };

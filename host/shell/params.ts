@@ -43,7 +43,7 @@ export const ExecCommandParams = Type.Object(
     stall_seconds: Type.Optional(Type.Number({ description: "Silent+idle this long: stalled" })),
     on_stall: Type.Optional(oneOf(ON_EXIT)),
     limits: Type.Optional(Limits),
-    persist: Type.Optional(Type.Boolean({ description: "Outlive Pi; the next Pi here adopts it. Pipes; no ready.port or limits" })),
+    persist: Type.Optional(Type.Boolean({ description: "Outlive Pi; the next Pi here adopts it. Pipes only (no tty)" })),
     raw: Raw,
   },
   closed,

@@ -25,7 +25,7 @@ export async function keepFor(request: ExecRequest, cwd: string, project: string
   }
   try {
     const shell = request.shell ?? defaultShell();
-    return await startKept({ project, cwd, cmd: request.cmd, shell, lifetimeMs: request.timeoutMs, graceMs, onExit: request.onExit });
+    return await startKept({ project, cwd, cmd: request.cmd, shell, lifetimeMs: request.timeoutMs, graceMs, onExit: request.onExit, limits: request.limits });
   } catch (error) {
     throw new ToolError(`exec_command: persist: ${(error as Error).message}`);
   }
@@ -44,13 +44,18 @@ export function startActor(
     if (persisted === null) return runtime.start(startRequestOf(request, job.cwd, limits, job.watchdog));
     return followKept(runtime, persisted, request, limits, 0);
   } catch (error) {
-    if (persisted !== null) void stopKept(persisted, "SIGTERM", limits.killGraceMs + KILL_CONFIRM_SLACK_MS);
+    if (persisted !== null) void stopKept(persisted, "SIGTERM", { graceMs: limits.killGraceMs, confirmMs: limits.killGraceMs + KILL_CONFIRM_SLACK_MS });
     throw new ToolError(`exec_command refused: ${(error as Error).message}`);
   }
 }
 
-/** Starts an actor on the kept job's follower, which copies its log from `offset` on; it runs in the entry's folder. */
+/**
+ * Starts an actor on the kept job's follower, which copies its log from `offset` on; it runs in the entry's folder.
+ * Its watches look at the job's tree by the job's own tag (ports, usage, limits), not at the follower's.
+ */
 export function followKept(runtime: JobRuntime, kept: KeptJob, request: ExecRequest, limits: { killGraceMs: number; logMaxBytes: number }, offset: number): JobHandle {
   const followed = { ...request, timeoutMs: request.timeoutMs + limits.killGraceMs + FOLLOWER_MARGIN_MS };
-  return runtime.start(startRequestOf(followed, kept.dir, limits, null, { command: followerCommand(kept.dir, offset), shell: "/bin/sh" }));
+  const { tag, pgid, spawnedAtEpochMs } = kept.entry;
+  const tree = tag === null ? null : { tag, pid: pgid, spawnedAtEpoch: spawnedAtEpochMs };
+  return runtime.start(startRequestOf(followed, kept.dir, limits, null, { command: followerCommand(kept.dir, offset), shell: "/bin/sh", tree }));
 }

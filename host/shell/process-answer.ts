@@ -7,7 +7,7 @@ import type { TakenOutput } from "../../mailbox/output.ts";
 import type { JobEnded, JobState } from "../runtime/api.ts";
 import type { WaitEnd } from "./job-wait.ts";
 import type { ProcessResult, ReadyResult, WaitStatus } from "./result.ts";
-import { elapsedOf, supervisionOf, type SessionReading, type SessionSettings } from "./session.ts";
+import { elapsedOf, supervisionOf, watchesItsTree, type SessionReading, type SessionSettings } from "./session.ts";
 import { describeEnding, statusOf } from "./supervision.ts";
 import { usageFields } from "../runtime/usage-line.ts";
 import type { WaitMode } from "./waits.ts";
@@ -53,8 +53,8 @@ export function processAnswer(input: ProcessAnswerInput): ProcessResult {
     on_exit: session.onExit,
     elapsed_ms: elapsedOf(session, reading),
     notes,
-    // A persisted job's processes are outside this Pi's tree: the figures would be its follower's.
-    ...(session.persisted === null ? usageOf(reading) : {}),
+    // A persisted job's without a tag of its own would be its follower's.
+    ...(watchesItsTree(session) ? usageOf(reading) : {}),
   } as const;
   const ready = input.ready !== undefined ? { ready: readyAnswer(input.ready, session, reading) } : {};
   if (reported === null) {

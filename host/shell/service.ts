@@ -11,6 +11,7 @@ import type { ReadyReport } from "../../mailbox/messages.ts";
 import type { TakenOutput } from "../../mailbox/output.ts";
 import type { JobRuntime } from "../runtime/api.ts";
 import { keepFor, startActor } from "./persisted-start.ts";
+import { recordOnExit } from "../persist/registry.ts";
 import { readEmptyPollCap, readWatchdog, steerInterruptEnabled } from "../config.ts";
 import { wakeForRunaway } from "./runaway.ts";
 import { waitFor, type Steering, type WaitEnd } from "./job-wait.ts";
@@ -296,6 +297,7 @@ export class ShellService {
     touchScript(this.state.scripts, call.toolCallId, session.id);
     const previous = session.onExit;
     session.onExit = request.onExit;
+    if (session.persisted !== null && previous !== request.onExit) recordOnExit(session.persisted.dir, session.persisted.entry.project, request.onExit);
     const reading = readSession(session, Date.now());
     let effect: SetOnExitResult["effect"];
     if (reading.state.phase !== "ended") {
@@ -314,8 +316,8 @@ export class ShellService {
     // The wait covers the actor's own escalation (grace, SIGKILL, confirmation) with room for a busy machine: on an idle
     // one a stop ends in milliseconds, and reporting `killed: false` for a job that is merely slow to be reaped would
     // leave the model with a job it must stop again.
-    const confirmMs = this.options.killConfirmMs ?? (this.options.killGraceMs ?? KILL_GRACE_MS) + KILL_CONFIRM_SLACK_MS;
-    return await killSession(this.state, session, request.signal, confirmMs);
+    const graceMs = this.options.killGraceMs ?? KILL_GRACE_MS;
+    return await killSession(this.state, session, request.signal, { graceMs, confirmMs: this.options.killConfirmMs ?? graceMs + KILL_CONFIRM_SLACK_MS });
   }
 
   // ── codemode receipts ─────────────────────────────────────────────────────────────────────────────────────────

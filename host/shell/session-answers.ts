@@ -5,7 +5,7 @@
 import { completionPhrase, type ReceiptLine } from "./notices.ts";
 import type { KeptJob } from "../persist/keeper.ts";
 import type { KillResult, ListResult, PersistedView, SessionEntryView, SetOnExitResult } from "./result.ts";
-import { completionOf, elapsedOf, supervisionOf, type SessionReading, type SessionSettings } from "./session.ts";
+import { completionOf, elapsedOf, supervisionOf, watchesItsTree, type SessionReading, type SessionSettings } from "./session.ts";
 import { endingOf, statusOf } from "./supervision.ts";
 import { usageOf } from "./process-answer.ts";
 import { startingCounts } from "../../ui/start-stage.ts";
@@ -38,12 +38,12 @@ export function sessionEntry(
     elapsed_ms: elapsedOf(session, reading),
     log_path: reading.logPath,
     supervision: supervisionOf(session, reading),
-    // A persisted job's processes are its keeper's, outside this Pi's tree: the ports and usage here would be its
-    // follower's, so none are shown.
-    ...(status === "running" && known.listening !== undefined && session.persisted === null ? { listening: known.listening } : {}),
+    // A persisted job's actor watches the job's tree by its tag; one without a tag only its follower: none shown then.
+    ...(status === "running" && known.listening !== undefined && watchesItsTree(session) ? { listening: known.listening } : {}),
     ...(status === "starting" && reading.startStage !== null ? { start_stage: reading.startStage } : {}),
     ...(session.piSession < (known.piSession ?? 0) ? { earlier_session: true as const } : {}),
-    ...(session.persisted === null ? usageOf(reading) : { persisted: persistedView(session.persisted, session.adopted) }),
+    ...(watchesItsTree(session) ? usageOf(reading) : {}),
+    ...(session.persisted !== null ? { persisted: persistedView(session.persisted, session.adopted) } : {}),
   };
 }
 

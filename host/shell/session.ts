@@ -98,6 +98,14 @@ export function readSession(session: ShellSession, nowEpochMs: number): SessionR
   };
 }
 
+/**
+ * Whether the actor's watches (ports, usage) look at the job's own processes: every job's but a persisted job's whose
+ * entry carries no tag (written before persisted jobs were tagged), where they could only see its follower.
+ */
+export function watchesItsTree(session: SessionSettings): boolean {
+  return session.persisted === null || session.persisted.entry.tag !== null;
+}
+
 export function logPathOf(session: ShellSession): string | null {
   return logPathIn(session.handle, session.handle.state());
 }

@@ -18,7 +18,8 @@ export const KILL_CONFIRM_SLACK_MS = 10_000;
  * kill_session on a registered session: a finished job is discarded (no wake, no replay; the log stays), a live one
  * is stopped and stays registered until its stop is confirmed within `confirmMs`.
  */
-export async function killSession(state: ShellState, session: ShellSession, signal: KillSignal, confirmMs: number): Promise<KillResult> {
+export async function killSession(state: ShellState, session: ShellSession, signal: KillSignal, timing: { graceMs: number; confirmMs: number }): Promise<KillResult> {
+  const { confirmMs } = timing;
   const { ledger, registry } = state;
   if (session.handle.phase() === "ended") {
     // Stopping a finished job discards it: no wake, no replay; the log stays.
@@ -32,8 +33,8 @@ export async function killSession(state: ShellState, session: ShellSession, sign
   const stopped = session.handle.stop(signal, { by: "tool" });
   // A persisted job is stopped through its keeper, which outlives its follower: the follower's stop alone leaves it.
   if (session.persisted !== null) {
-    if (!(await stopKept(session.persisted, signal, confirmMs))) {
-      const message = `the persisted job's keeper did not confirm the stop within ${confirmMs} ms; the job stays registered`;
+    if (!(await stopKept(session.persisted, signal, timing))) {
+      const message = `the persisted job's stop (its keeper, its group and what left it) was not confirmed within ${confirmMs} ms; the job stays registered`;
       return killAnswer(session, readSession(session, Date.now()), { signal, already_exited: false, killed: false, message });
     }
     releaseEnded(session.persisted);

@@ -181,13 +181,10 @@ export function validateExec(raw: unknown): Checked<ExecRequest> {
   if (!limits.ok) return limits;
   const rawOutput = optionalBoolean(tool, "raw", a.raw);
   if (!rawOutput.ok) return rawOutput;
-  if (persist.value === true) {
-    // What a keeper outside Pi cannot give: a terminal, and a view of the job's processes from this Pi's tree.
-    if (tty.value === true) return fail(`${tool}: persist: true cannot be used with tty: true (a persisted job runs on pipes its keeper holds)`);
-    if (ready.value?.port !== null && ready.value?.port !== undefined) {
-      return fail(`${tool}: persist: true cannot be used with ready.port (its processes are outside this Pi's tree); use ready.http with a full URL, or ready.pattern`);
-    }
-    if (limits.value !== null) return fail(`${tool}: persist: true cannot be used with limits (they are enforced on this Pi's process tree)`);
+  // What a keeper outside Pi cannot give: a terminal. Its processes carry a tag of their own, which ports, usage and
+  // limits follow.
+  if (persist.value === true && tty.value === true) {
+    return fail(`${tool}: persist: true cannot be used with tty: true (a persisted job runs on pipes its keeper holds)`);
   }
   return {
     ok: true,

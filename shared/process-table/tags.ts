@@ -3,6 +3,10 @@
  * descendants inherit it. A descendant that leaves the job's process group (`setsid`, `setpgid`) is out of reach of
  * `kill(-pgid)`, but it still carries the tag, so the process table (table.ts) finds it by its environment.
  *
+ * A persisted job's processes carry a tag their keeper gives them, `p<hex>/<entry folder>` (host/persist/registry.ts):
+ * its runtime part is never a Pi's (those are hex only), so the exit net and the crash cleanup of a Pi, which look for
+ * their own runtime's tags, never take them for theirs, while the actor that follows the job watches them by it.
+ *
  * What still escapes: a process that clears or rewrites its environment before exec (`env -i`, a daemon that
  * re-executes itself with a fresh environment), and processes of another user, whose environment no backend can read.
  */

@@ -5,13 +5,13 @@
  * extension instance with its own ownership lock (held by a process of its own).
  */
 import { fauxAssistantMessage, fauxToolCall, type FauxResponseFactory } from "@earendil-works/pi-ai";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, test } from "vitest";
 import { pidAlive } from "../integration/helpers.ts";
-import { keeperOf, stopLeftover } from "./harness/persisted-entry.ts";
+import { keeperOf, ownerLockReleased, stopLeftover } from "./harness/persisted-entry.ts";
 import { startSdkSession, wakeMessages, type SdkSession } from "./harness/sdk.ts";
 import { pollUntil } from "./harness/wait.ts";
 
@@ -122,5 +122,30 @@ describe("persisted jobs are re-attached by the next Pi in the directory", () =>
     expect(ends(elsewhere)[0]!.result.details.owned_by_another_pi).toBeUndefined();
     expect(ends(elsewhere)[0]!.result.details.sessions).toEqual([]);
     expect(pidAlive(keeperOf(entry).job)).toBe(true);
+  });
+
+  test("a set_on_exit change is kept in the entry: the adopting Pi wakes with the job's exit code", async () => {
+    const cwd = project();
+    const first = await startSdkSession({
+      cwd,
+      responses: [
+        // It ends only once the test says so, after this Pi has quit, however slow the machine is.
+        call("exec_command", { cmd: "while [ ! -e go ]; do sleep 0.05; done; exit 4", persist: true, yield_time_ms: 100 }),
+        call("set_on_exit", { session_id: 1, on_exit: "wake" }),
+        call("list_sessions", {}),
+        say("armed"),
+      ],
+    });
+    await first.prompt("start");
+    expect(ends(first)[1]!.result.details).toMatchObject({ previous_on_exit: "none", effect: "armed" });
+    const entry = ends(first)[2]!.result.details.sessions[0].persisted.entry as string;
+    cleanups.push(() => stopLeftover(entry));
+    expect(JSON.parse(readFileSync(join(entry, "entry.json"), "utf8"))).toMatchObject({ onExit: "wake" });
+    await first.dispose();
+    await ownerLockReleased(cwd);
+    const next = await pi(cwd, [say("woken")]);
+    writeFileSync(join(cwd, "go"), "");
+    await pollUntil(() => wakeMessages(next).length > 0, { what: "the adopted job's wake", timeoutMs: 30_000 });
+    expect(wakeMessages(next)[0]!.details.sessions[0]).toMatchObject({ status: "exited", exit_code: 4, earlier_session: true });
   });
 });

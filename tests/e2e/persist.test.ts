@@ -78,18 +78,29 @@ describe("persist: true", () => {
   test("refuses what a keeper cannot honour, naming the fields", async () => {
     const sdk = await start([
       call("exec_command", { cmd: "true", persist: true, tty: true }),
-      call("exec_command", { cmd: "true", persist: true, ready: { port: 8080 } }),
-      call("exec_command", { cmd: "true", persist: true, limits: { memory_mb: 100 } }),
       call("exec_command", { cmd: "true", persist: "yes" }),
       say("refused"),
     ]);
     await sdk.prompt("try");
     const errors = ends(sdk).map((end) => [end.isError, textOf(end)] as const);
-    expect(errors.map(([isError]) => isError)).toEqual([true, true, true, true]);
+    expect(errors.map(([isError]) => isError)).toEqual([true, true]);
     expect(errors[0]![1]).toMatch(/persist: true cannot be used with tty: true/);
-    expect(errors[1]![1]).toMatch(/persist: true cannot be used with ready\.port/);
-    expect(errors[2]![1]).toMatch(/persist: true cannot be used with limits/);
-    expect(errors[3]![1]).toMatch(/persist/);
+    expect(errors[1]![1]).toMatch(/persist/);
+  });
+
+  test("its limits follow the job's own tree: a persisted job past its limit is stopped, keeper and all", async () => {
+    // The tree grows past 3 processes: the actor watches the job's tag, not its follower's, and stops the job's group.
+    const sdk = await start([
+      call("exec_command", { cmd: "sleep 60 & sleep 60 & sleep 60 & sleep 60 & wait", persist: true, limits: { processes: 3 }, yield_time_ms: 250 }),
+      call("list_sessions", {}),
+      say("started"),
+    ]);
+    await sdk.prompt("start");
+    const entry = ends(sdk)[1]!.result.details.sessions[0].persisted.entry as string;
+    cleanups.push(() => stopLeftover(entry));
+    const { keeper, job } = keeperOf(entry);
+    await pollUntil(() => !pidAlive(job) && !pidAlive(keeper), { what: "the persisted job stopped at its limit", timeoutMs: 20_000 });
+    expect(readFileSync(join(entry, "end"), "utf8")).toMatch(/signal SIGTERM|exit 143/);
   });
 
   test("quitting Pi ends the ordinary job and spares the persisted one, whose entry stays", async () => {

@@ -13,6 +13,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { messageText } from "../fixtures/faux-provider.ts";
 import { pidAlive } from "../integration/helpers.ts";
 import { wakeMessages } from "./harness/sdk.ts";
+import { customMessages } from "./harness/transcript.ts";
 import { startSwitchableSession, type SwitchableSession } from "./harness/sdk-switch.ts";
 import { pollUntil } from "./harness/wait.ts";
 
@@ -82,6 +83,29 @@ describe("session switches keep jobs", () => {
     expect(wakesInTranscript(sdk)).toHaveLength(1);
     await sleep(3_500);
     expect(wakeMessages(sdk)).toHaveLength(1);
+  });
+
+  test("/new: a monitor runs on, and its report, delivered in the new session, says it started in an earlier one", async () => {
+    const job = gatedJob();
+    const sdk = await startSwitchableSession({
+      mode: "tui",
+      responses: [
+        call("monitor_start", { command: `${job.cmd}; echo DONE`, description: "carried monitor", result_pattern: "^DONE$" }),
+        say("started"),
+        (context) => fauxAssistantMessage(`woken: ${messageText(context.messages.at(-1))}`),
+      ],
+    });
+    cleanups.push(() => sdk.dispose());
+    await sdk.prompt("start");
+    const pid = await pidOf(job.dir);
+    await sdk.runtime.newSession();
+    expect(pidAlive(pid)).toBe(true);
+    job.go();
+    await pollUntil(() => customMessages(sdk.events, "pi-jobs.monitor").length > 0, { what: "the monitor's report" });
+    const reports = customMessages(sdk.events, "pi-jobs.monitor").map((m) => String(m.content));
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toMatch(/monitor_id=\S+\nstarted_in=earlier_session\n/);
+    expect(reports[0]).toContain("status=success");
   });
 
   test("/resume: a job started in one session is collected with write_stdin in the resumed one", async () => {

@@ -3,6 +3,7 @@ import { Value } from "typebox/value";
 import type { DiagnosticLine, MonitorOutcome } from "../../mailbox/monitor.ts";
 import { escapeJson, escapeText } from "../../host/safety/escape.ts";
 import {
+  markEarlierSession,
   buildAcknowledgement,
   buildReport,
   formatElapsed,
@@ -531,5 +532,12 @@ describe("the tail a report shows", () => {
   it("keeps a tail whole when it folds well", () => {
     expect(reportTail(counter, null)).toEqual(["[stdout] step 1: ok", "⟪×94⟫ [stdout] step {2..95}: ok", ...counter.slice(-5).map(labelOutputLine)]);
     expect(shownTailLines(counter, null)).toBe(100);
+  });
+});
+
+describe("a report delivered after a session switch", () => {
+  it("says right after its monitor_id that the monitor started in an earlier session", () => {
+    const report = "Monitor: build\nmonitor_id=monitor_3\nstatus=success\nelapsed=1.0s";
+    expect(markEarlierSession(report)).toBe("Monitor: build\nmonitor_id=monitor_3\nstarted_in=earlier_session\nstatus=success\nelapsed=1.0s");
   });
 });

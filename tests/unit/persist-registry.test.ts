@@ -11,9 +11,11 @@ import {
   newEntryDir,
   parseEnd,
   PERSIST_VERSION,
+  persistTag,
   privateDir,
   projectDir,
   readEntry,
+  recordOnExit,
   registryRoot,
   writeAtomic,
   writeEntry,
@@ -41,6 +43,8 @@ function entryFor(project: string, over: Partial<StartRecord> = {}): StartRecord
     lifetimeMs: 60_000,
     startedByPid: 1234,
     onExit: "wake",
+    limits: null,
+    tag: null,
     ...over,
   };
 }
@@ -90,7 +94,7 @@ describe("persisted job registry", () => {
     const reading = readEntry(entry, { project });
     expect(reading).toEqual({
       ok: true,
-      value: { dir: entry, entry: { ...record, keeperPid: 4321, pgid: 4322 }, end: { exitCode: 3, signal: null, endedAtEpochMs: 1_700_000_001_000, cause: "exited" } },
+      value: { dir: entry, entry: { ...record, keeperPid: 4321, pgid: 4322, spawnedAtEpochMs: 1_700_000_000_000 }, end: { exitCode: 3, signal: null, endedAtEpochMs: 1_700_000_001_000, cause: "exited" } },
     });
   });
 
@@ -113,6 +117,16 @@ describe("persisted job registry", () => {
         /keeper record is torn/,
       ],
       ["missing field", (e) => writeEntry(e, { ...entryFor(project), cmd: undefined } as unknown as StartRecord), /cmd/],
+      ["not a persisted job's tag", (e) => writeEntry(e, entryFor(project, { tag: "0123456789ab/job_1" })), /tag is not/],
+      [
+        "another folder's tag",
+        (e) => {
+          writeEntry(e, entryFor(project, { tag: "p0123456789ab/job-other1" }));
+          keeperRan(e);
+        },
+        /tag names another job's folder/,
+      ],
+      ["limits of the wrong shape", (e) => writeEntry(e, entryFor(project, { limits: { memoryBytes: -1, cpuMs: null, processes: null } })), /limits\.memoryBytes/],
       [
         "torn end",
         (e) => {
@@ -144,6 +158,35 @@ describe("persisted job registry", () => {
     expect(warnings).toHaveLength(cases.length);
     for (const [name, , reason] of cases) expect(warnings.some((w) => reason.test(w)), name).toBe(true);
     expect(existsSync(abandoned)).toBe(false);
+  });
+
+  it("carries the job's own tag and limits; an entry written before them reads as untagged, without limits", () => {
+    const { dir, project } = projectDir(cwd, registryRoot(base));
+    const entry = newEntryDir(dir);
+    const tag = persistTag(entry);
+    expect(tag).toMatch(/^p[0-9a-f]{12}\/job-/);
+    const limits = { memoryBytes: 1 << 20, cpuMs: null, processes: 8 };
+    writeEntry(entry, entryFor(project, { tag, limits }));
+    keeperRan(entry);
+    expect(readEntry(entry, { project })).toMatchObject({ ok: true, value: { entry: { tag, limits } } });
+    const { tag: _tag, limits: _limits, ...earlier } = entryFor(project);
+    writeAtomic(join(entry, "entry.json"), JSON.stringify({ ...earlier, extra: "ignored" }));
+    const reading = readEntry(entry, { project });
+    expect(reading).toMatchObject({ ok: true, value: { entry: { tag: null, limits: null } } });
+    // Only the fields it knows are carried on.
+    expect(reading.ok && "extra" in reading.value.entry).toBe(false);
+  });
+
+  it("records a set_on_exit change in the entry, for the Pi that adopts the job next", () => {
+    const { dir, project } = projectDir(cwd, registryRoot(base));
+    const entry = newEntryDir(dir);
+    writeEntry(entry, entryFor(project, { onExit: "wake", tag: persistTag(entry) }));
+    keeperRan(entry);
+    expect(recordOnExit(entry, project, "none")).toBe(true);
+    expect(readEntry(entry, { project })).toMatchObject({ ok: true, value: { entry: { onExit: "none" } } });
+    expect(recordOnExit(entry, "/elsewhere", "wake")).toBe(false);
+    expect(recordOnExit(join(dir, "job-gone"), project, "wake")).toBe(false);
+    expect(readEntry(entry, { project })).toMatchObject({ ok: true, value: { entry: { onExit: "none" } } });
   });
 
   it("reads an end record only whole", () => {

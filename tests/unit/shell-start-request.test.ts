@@ -52,6 +52,15 @@ describe("the job an exec_command starts", () => {
     expect(startRequestOf(exec(), "/work", limits, watchdog).watch).toEqual({ ready: null, stallMs: null, watchdog });
   });
 
+  it("runs a persisted job's follower, whose watches look at the job's own tree", () => {
+    const tree = { tag: "p0123456789ab/job-abc123", pid: 4322, spawnedAtEpoch: 1_700_000_000_000 };
+    const request = startRequestOf(exec({ cmd: "npm run dev" }), "/entry", limits, null, { command: "exec perl follow.pl", shell: "/bin/sh", tree });
+    expect(request).toMatchObject({ command: "exec perl follow.pl", shell: "/bin/sh", label: "shell (persisted): npm run dev" });
+    expect(request.watch).toEqual({ ready: null, stallMs: null, tree });
+    // An entry whose job carries no tag of its own: nothing to look at but the follower.
+    expect("watch" in startRequestOf(exec(), "/entry", limits, null, { command: "x", shell: "/bin/sh", tree: null })).toBe(false);
+  });
+
   it("labels the job with at most 80 characters of its command", () => {
     expect(startRequestOf(exec({ cmd: "x".repeat(200) }), "/work", limits).label).toBe(`shell: ${"x".repeat(80)}`);
   });

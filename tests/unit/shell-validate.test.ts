@@ -13,14 +13,15 @@ describe("exec_command parameters", () => {
       value: { cmd: "true", workdir: null, tty: false, yieldTimeMs: undefined, timeoutMs: 1_800_000, onExit: "none", shell: null, ready: null, stallMs: null, onStall: "none", limits: null, persist: false, raw: false },
     });
   });
-  it("persist: a boolean, 8 hours by default and at most 24, refused with what a keeper cannot honour", () => {
+  it("persist: a boolean, 8 hours by default and at most 24, refused with a terminal, which a keeper cannot hold", () => {
     expect(validateExec({ cmd: "x", persist: true })).toMatchObject({ ok: true, value: { persist: true, timeoutMs: 28_800_000 } });
     expect(validateExec({ cmd: "x", persist: true, timeout_seconds: 86_400 })).toMatchObject({ ok: true, value: { timeoutMs: 86_400_000 } });
     expect(error(validateExec({ cmd: "x", persist: true, timeout_seconds: 86_401 }))).toContain("timeout_seconds");
     expect(error(validateExec({ cmd: "x", persist: 1 }))).toContain("persist must be true or false");
     expect(error(validateExec({ cmd: "x", persist: true, tty: true }))).toMatch(/persist: true cannot be used with tty: true/);
-    expect(error(validateExec({ cmd: "x", persist: true, ready: { port: 3000 } }))).toMatch(/ready\.port/);
-    expect(error(validateExec({ cmd: "x", persist: true, limits: { processes: 10 } }))).toMatch(/persist: true cannot be used with limits/);
+    // Its processes carry a tag of their own: the port and the limits follow them.
+    expect(validateExec({ cmd: "x", persist: true, ready: { port: 3000 } })).toMatchObject({ ok: true, value: { ready: { port: 3000 } } });
+    expect(validateExec({ cmd: "x", persist: true, limits: { processes: 10 } })).toMatchObject({ ok: true, value: { limits: { processes: 10 } } });
     expect(validateExec({ cmd: "x", persist: true, ready: { pattern: "listening" } })).toMatchObject({ ok: true });
   });
   it("requires cmd", () => {

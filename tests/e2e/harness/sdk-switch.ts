@@ -42,7 +42,8 @@ export interface SwitchableSession {
   dispose(): Promise<void>;
 }
 
-export async function startSwitchableSession(options: { responses: FauxResponseStep[]; extensions?: string[] }): Promise<SwitchableSession> {
+/** `mode`: the mode Pi runs in, as the extensions see it (as an interactive user's, "tui", a monitor's report wakes). */
+export async function startSwitchableSession(options: { responses: FauxResponseStep[]; extensions?: string[]; mode?: "tui" | "rpc" }): Promise<SwitchableSession> {
   acquireProcessEnv();
   const agentDir = makeTempDir("agent");
   const cwd = makeTempDir("cwd");
@@ -95,7 +96,7 @@ export async function startSwitchableSession(options: { responses: FauxResponseS
       unsubscribe();
       // Subscribe before session_start so nothing an extension does on startup is missed.
       unsubscribe = runtime.session.subscribe((event) => void events.push(event));
-      await runtime.session.bindExtensions({ onError: (error) => void extensionErrors.push(error) });
+      await runtime.session.bindExtensions({ ...(options.mode === undefined ? {} : { mode: options.mode }), onError: (error) => void extensionErrors.push(error) });
     };
     runtime.setRebindSession(bind);
     await bind();
