@@ -5,7 +5,7 @@
 # killed by its signal.
 #
 # Usage: perl follow.pl <entry dir> <offset>
-# It never stops the job. A signal ends the follower only (its default action): that is how Pi's shutdown, the exit
+# It never stops the job. A signal ends the follower only (SIGTERM once the offset is recorded): that is how Pi's shutdown, the exit
 # net and the crash cleanup leave a persisted job running. kill_session stops the job through its keeper first
 # (host/persist/keeper.ts). It records how far it copied in <entry dir>/read, so that the next follower goes on
 # from there. Only perl's own modules: POSIX and Fcntl.
@@ -91,6 +91,14 @@ sub record_offset {
   write_atomic('read', "$offset\n");
   $recorded = $offset;
 }
+
+# Pi stops a follower with SIGTERM (its quit, a takeover): what was copied is recorded first, so that the next
+# follower neither repeats it nor starts over; then the signal ends it as before.
+$SIG{TERM} = sub {
+  record_offset();
+  $SIG{TERM} = 'DEFAULT';
+  kill 'TERM', $$;
+};
 
 sub end_as {
   my ($end) = @_;

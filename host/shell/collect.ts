@@ -6,6 +6,7 @@
 import type { TakenOutput } from "../../mailbox/output.ts";
 import { processAnswer } from "./process-answer.ts";
 import type { ProcessResult } from "./result.ts";
+import { endReported } from "./persist-release.ts";
 import { outerCallOf, touchScript } from "./scripts.ts";
 import { readSession, type ShellSession } from "./session.ts";
 import type { ShellState } from "./state.ts";
@@ -34,7 +35,9 @@ export async function collectEnded(state: ShellState, session: ShellSession, too
   const answer = processAnswer({ operation: "write_stdin", session, reading, taken, mode: "immediate", outcome: "exit", notes });
   session.replay = { ...answer, notes: [...answer.notes] };
   const outer = outerCallOf(toolCallId);
-  if (outer === null) state.ledger.consume(session.id);
-  else state.ledger.hold(session.id, outer);
+  if (outer === null) {
+    state.ledger.consume(session.id);
+    endReported(session);
+  } else state.ledger.hold(session.id, outer);
   return answer;
 }

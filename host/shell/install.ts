@@ -10,7 +10,7 @@ import type { Parkable } from "../session/handover.ts";
 import { carriesJobs, type Lifecycle } from "../session/lifecycle.ts";
 import type { JobRuntime } from "../runtime/api.ts";
 import { SHELL_JOBS_GUIDANCE } from "./guidance.ts";
-import { WAKE_MESSAGE_TYPE } from "./notices.ts";
+import { WAKE_MESSAGE_TYPE, type SentWakeDetails } from "./notices.ts";
 import { SHELL_TOOLS, type ShellToolDeclaration } from "./declarations.ts";
 import { killText, listText, processResultText, setOnExitText } from "./result-text.ts";
 import { ShellService, type CallContext, type ShellServiceOptions } from "./service.ts";
@@ -46,9 +46,9 @@ export function installShellJobs(pi: ExtensionAPI, lifecycle: Lifecycle, options
   const service = new ShellService(createShellState({ capacity: options.capacity, wakeTiming: options.wakeTiming }), { ...options, runtime });
   const wakes = new WakeScheduler(
     () => service.state,
-    (_batch, message) =>
-      pi.sendMessage(
-        { customType: WAKE_MESSAGE_TYPE, content: message.content, display: true, details: message.details },
+    (_batch, message, _alerts, wake) =>
+      pi.sendMessage<SentWakeDetails>(
+        { customType: WAKE_MESSAGE_TYPE, content: message.content, display: true, details: { ...message.details, wake } },
         { deliverAs: "followUp", triggerTurn: true },
       ),
   );
@@ -118,6 +118,13 @@ export function installShellJobs(pi: ExtensionAPI, lifecycle: Lifecycle, options
 
   pi.on("tool_execution_end", (event) => {
     if (event.parentToolCallId === undefined) wakes.boundary();
+  });
+
+  // A wake is delivered once its message is in the conversation (Pi saves a message as it ends): the model has seen it.
+  pi.on("message_end", (event) => {
+    const message = event.message as { role?: string; customType?: string; details?: Partial<SentWakeDetails> };
+    if (message.role !== "custom" || message.customType !== WAKE_MESSAGE_TYPE || typeof message.details?.wake !== "number") return;
+    service.wakeDelivered(message.details.wake);
   });
 
   pi.on("agent_settled", () => {

@@ -44,6 +44,11 @@ export interface WakeDetails {
   stuck?: { session_id: number; kind: StuckAlert["kind"]; prompt: string | null; tty: boolean; log_path: string | null; cmd: string; figures?: string }[];
 }
 
+/** A wake as sent to Pi: its number in this Pi, by which its delivery names the completions it carried. */
+export interface SentWakeDetails extends WakeDetails {
+  wake: number;
+}
+
 /** Longest prompt quoted in a wake: enough to recognise it, never a stream of output. */
 const PROMPT_PREVIEW_CHARS = 80;
 

@@ -28,6 +28,7 @@ import { completionOf, createSession, logPathOf, readSession, type ShellSession 
 import { startRequestOf } from "./start-request.ts";
 import type { ShellState } from "./state.ts";
 import { KILL_CONFIRM_SLACK_MS, killSession, stopAllIn } from "./stop.ts";
+import { endReported } from "./persist-release.ts";
 import { ToolError, unwrap } from "../tools/checked.ts";
 import { validateExec, validateKill, validateListSessions, validateSetOnExit, validateWriteStdin } from "./validate.ts";
 import { planWait, type WaitPlan, type WaitPlanResult } from "./waits.ts";
@@ -176,6 +177,7 @@ export class ShellService {
       if (!nested) {
         // A direct read consumes the saved record; nested reads leave it for the model.
         this.state.ledger.consume(session.id);
+        endReported(session);
         this.state.registry.remove(session.id, logPathOf(session));
       }
       return replay;
@@ -244,6 +246,7 @@ export class ShellService {
     if (outer === null) {
       // A direct result that reports the completion consumes any owed wake and ends the session's registration.
       this.state.ledger.consume(session.id);
+      endReported(session);
       this.state.registry.remove(session.id, reading.logPath);
     } else {
       session.replay = { ...answer, notes: [...answer.notes] };
@@ -260,6 +263,14 @@ export class ShellService {
   }
 
   /** wait_jobs reports this ended job: host/shell/collect.ts. */
+  /** Wake `wake`'s message reached the conversation: the ends it carried have been reported. */
+  wakeDelivered(wake: number): void {
+    for (const id of this.state.ledger.delivered(wake)) {
+      const session = this.state.registry.get(id);
+      if (session !== undefined) endReported(session);
+    }
+  }
+
   collectEnded(session: ShellSession, call: CallContext): Promise<ProcessResult> {
     return collectEnded(this.state, session, call.toolCallId);
   }

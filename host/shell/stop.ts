@@ -5,6 +5,7 @@
  * without a service (a parked state is abandoned with stopAllIn).
  */
 import { releaseEnded, stopKept } from "../persist/keeper.ts";
+import { endReported } from "./persist-release.ts";
 import type { KillResult } from "./result.ts";
 import { killAnswer } from "./session-answers.ts";
 import { logPathOf, readSession, type ShellSession } from "./session.ts";
@@ -24,6 +25,7 @@ export async function killSession(state: ShellState, session: ShellSession, sign
   if (session.handle.phase() === "ended") {
     // Stopping a finished job discards it: no wake, no replay; the log stays.
     ledger.suppress(session.id);
+    endReported(session);
     registry.remove(session.id, logPathOf(session));
     const message = "the job had already ended; it was removed from the registry (its log remains)";
     return killAnswer(session, readSession(session, Date.now()), { signal, already_exited: true, killed: false, message });
@@ -62,15 +64,13 @@ export async function killSession(state: ShellState, session: ShellSession, sign
 
 /**
  * Stops every job the state owns (session end): nothing is notified, nothing stays registered. A persisted job whose
- * end this Pi has reported (its wake handed to Pi, or its result read or stopped) is done with: its entry goes. Any
- * other stays for the next Pi, which reports its end if this one did not.
+ * end this Pi has reported (its wake shown, its result read or stopped) is done with: its entry goes. Any other stays
+ * for the next Pi, which reports its end if this one did not — a wake handed to Pi but not yet shown included.
  */
 export async function stopAllIn(state: ShellState): Promise<void> {
   for (const session of state.registry.all()) {
-    const reported = ["submitted", "consumed", "suppressed"].includes(state.ledger.stateOf(session.id));
-    if (session.persisted !== null && session.handle.state().stopBy === null && session.handle.phase() === "ended" && reported) {
-      releaseEnded(session.persisted);
-    }
+    // Most reported ends released their entry when reported; one a codemode script's receipt reported goes here.
+    if (["delivered", "consumed", "suppressed"].includes(state.ledger.stateOf(session.id))) endReported(session);
   }
   state.closing = true;
   const running = state.registry.all().filter((s) => s.handle.phase() !== "ended");

@@ -7,7 +7,8 @@ import { wakeMessage } from "./notices.ts";
 import type { ShellState } from "./state.ts";
 import type { CompletionInfo, StuckAlert } from "./wake-ledger.ts";
 
-export type WakeSender = (batch: readonly CompletionInfo[], message: ReturnType<typeof wakeMessage>, alerts: readonly StuckAlert[]) => void;
+/** Hands one wake to Pi; `wake` is its number (WakeLedger.nextWake), which its message must carry. */
+export type WakeSender = (batch: readonly CompletionInfo[], message: ReturnType<typeof wakeMessage>, alerts: readonly StuckAlert[], wake: number) => void;
 
 export class WakeScheduler {
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -72,8 +73,9 @@ export class WakeScheduler {
     });
     if (batch.length > 0 || alerts.length > 0) {
       try {
-        this.send(batch, wakeMessage(batch, alerts, this.state().piSession), alerts);
-        ledger.submitted(batch.map((c) => c.sessionId));
+        const wake = ledger.nextWake();
+        this.send(batch, wakeMessage(batch, alerts, this.state().piSession), alerts, wake);
+        ledger.submitted(batch.map((c) => c.sessionId), wake);
         ledger.alertsSubmitted(alerts.map((a) => a.sessionId));
       } catch (error) {
         ledger.submissionFailed();

@@ -2,7 +2,9 @@
  * The wake-on-exit bookkeeping as a pure state machine: which completions still owe the model a notification,
  * which are held by a running codemode script, which were consumed, suppressed or handed to Pi. No timers and no Pi:
  * the coordinator asks `dueAt()` when to come back and `takeBatch()` what to send. Every completion leaves this
- * machine at most once through `submitted`, `consume` or `suppress` — that is the exactly-once rule.
+ * machine at most once through `submitted`, `consume` or `suppress` — that is the exactly-once rule. A submitted
+ * wake is `delivered` once Pi shows it in the conversation (its message ended): only then has the model been told,
+ * which is what a persisted job's entry waits for before it goes (host/shell/persist-release.ts).
  */
 import type { Evidence } from "../../mailbox/evidence.ts";
 import { WAKE_MAX_DELAY_MS, WAKE_QUIET_MS } from "./limits.ts";
@@ -47,7 +49,10 @@ type WakeState =
   | { kind: "pending"; since: number }
   /** Observed inside a codemode call that has not finalized yet. */
   | { kind: "held"; outerCallId: string }
-  | { kind: "submitted" }
+  /** Handed to Pi in the wake numbered `wake` (its details say the number). */
+  | { kind: "submitted"; wake: number }
+  /** That wake's message reached the conversation. */
+  | { kind: "delivered" }
   | { kind: "consumed" }
   | { kind: "suppressed" };
 
@@ -73,6 +78,8 @@ export class WakeLedger {
   private readonly claims = new Map<number, number>();
   /** After a failed submission nothing is retried until the next tool boundary or agent_settled. */
   private waitingForBoundary = false;
+  /** The number of the last wake handed out: each message carries its own, so its delivery names what it carried. */
+  private lastWake = 0;
 
   constructor(timing: WakeTiming = { quietMs: WAKE_QUIET_MS, maxDelayMs: WAKE_MAX_DELAY_MS }) {
     this.timing = timing;
@@ -116,7 +123,7 @@ export class WakeLedger {
   setArmed(sessionId: number, armed: boolean, now: number): ArmEffect {
     const record = this.records.get(sessionId);
     if (record === undefined) return "unchanged";
-    if (record.state.kind === "submitted") return "already_notified";
+    if (record.state.kind === "submitted" || record.state.kind === "delivered") return "already_notified";
     if (record.armed === armed) return "unchanged";
     record.armed = armed;
     if (record.state.kind === "consumed" || record.state.kind === "suppressed") return "unchanged";
@@ -138,7 +145,7 @@ export class WakeLedger {
   suppress(sessionId: number): void {
     this.alerts.delete(sessionId);
     const record = this.records.get(sessionId);
-    if (record !== undefined && record.state.kind !== "submitted") record.state = { kind: "suppressed" };
+    if (record !== undefined && record.state.kind !== "submitted" && record.state.kind !== "delivered") record.state = { kind: "suppressed" };
   }
 
   /**
@@ -223,12 +230,29 @@ export class WakeLedger {
       .sort((a, b) => a.sessionId - b.sessionId);
   }
 
-  /** Pi accepted the batch (sendMessage returned): these are done, whatever happens later. */
-  submitted(sessionIds: readonly number[]): void {
+  /** The number the next wake message carries in its details. */
+  nextWake(): number {
+    this.lastWake += 1;
+    return this.lastWake;
+  }
+
+  /** Pi accepted the batch (sendMessage returned) in wake `wake`: these are done, whatever happens later. */
+  submitted(sessionIds: readonly number[], wake: number): void {
     for (const id of sessionIds) {
       const record = this.records.get(id);
-      if (record !== undefined && record.state.kind === "pending") record.state = { kind: "submitted" };
+      if (record !== undefined && record.state.kind === "pending") record.state = { kind: "submitted", wake };
     }
+  }
+
+  /** Wake `wake`'s message reached the conversation: the completions it carried, now delivered. */
+  delivered(wake: number): number[] {
+    const ids: number[] = [];
+    for (const record of this.records.values()) {
+      if (record.state.kind !== "submitted" || record.state.wake !== wake) continue;
+      record.state = { kind: "delivered" };
+      ids.push(record.info.sessionId);
+    }
+    return ids;
   }
 
   /** Pi refused the batch with an error we could see: keep it pending and retry at the next boundary. */

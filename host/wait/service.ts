@@ -110,7 +110,7 @@ export class WaitService {
           const { session } = target;
           if (ended && collect) {
             // A shell wake says only how the job ended: its output is this call's to show, and the line says it woke.
-            const woken = shell.state.ledger.stateOf(session.id) === "submitted";
+            const woken = ["submitted", "delivered"].includes(shell.state.ledger.stateOf(session.id));
             const answer = await shell.collectEnded(session, call);
             const state = session.handle.state();
             const line = collectedShellLine(session.id, answer, state.phase === "ended" ? state.result : null);

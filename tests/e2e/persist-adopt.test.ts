@@ -45,6 +45,8 @@ async function startThenQuit(cwd: string, args: Record<string, unknown>): Promis
   const entry = ends(first)[1]!.result.details.sessions[0].persisted.entry as string;
   cleanups.push(() => stopLeftover(entry));
   await first.dispose();
+  // The next Pi starts once this one let go of the directory's ownership, as a Pi started after a quit does.
+  await ownerLockReleased(cwd);
   return entry;
 }
 
@@ -68,6 +70,40 @@ describe("persisted jobs are re-attached by the next Pi in the directory", () =>
     const third = await pi(cwd, [call("list_sessions", {}), say("listed")]);
     await third.prompt("list");
     expect(ends(third)[0]!.result.details).toMatchObject({ active_count: 0, completed_count: 0 });
+  });
+
+  test("an end whose wake was handed to Pi but not yet shown when Pi quit is reported by the next Pi, once", async () => {
+    const cwd = project();
+    const first = await startSdkSession({
+      cwd,
+      responses: [
+        call("exec_command", { persist: true, cmd: "sleep 1; echo finishing; exit 7", on_exit: "wake", yield_time_ms: 250 }),
+        call("list_sessions", {}),
+        // A long call in the same run: the job's wake is queued behind it, not yet in the conversation.
+        call("exec_command", { cmd: "sleep 25", yield_time_ms: 25_000 }),
+        say("done"),
+      ],
+    });
+    const run = first.prompt("start").catch(() => undefined);
+    await pollUntil(() => ends(first).length >= 2, { what: "the persisted job to be started and listed" });
+    const entry = ends(first)[1]!.result.details.sessions[0].persisted.entry as string;
+    cleanups.push(() => stopLeftover(entry));
+    await pollUntil(() => first.session.agent.hasQueuedMessages(), { what: "the job's wake to be queued behind the running call", timeoutMs: 20_000 });
+    expect(wakeMessages(first)).toHaveLength(0);
+    await first.dispose();
+    await run;
+    await ownerLockReleased(cwd);
+    // Handed over, never shown: the end is still the next Pi's to report.
+    expect(existsSync(join(entry, "end"))).toBe(true);
+    const next = await pi(cwd, [say("woken"), say("spare")]);
+    await next.waitForSettled(1, 30_000);
+    const wakes = wakeMessages(next);
+    expect(wakes).toHaveLength(1);
+    expect(wakes[0]!.details.sessions[0]).toMatchObject({ status: "exited", exit_code: 7, earlier_session: true });
+    // Shown: the entry goes at once, so not even a Pi killed now could report it again.
+    expect(existsSync(entry)).toBe(false);
+    await sleep(2_000);
+    expect(wakeMessages(next)).toHaveLength(1);
   });
 
   test("a running job is listed running, its output printed while no Pi ran is read, input reaches it, and kill_session leaves nothing", async () => {

@@ -8,8 +8,7 @@ import { runCycles } from "../stress/persist-cycles.ts";
 
 describe("start → quit → adopt, cycle after cycle", () => {
   test("10 cycles: nothing lost, doubled or left behind", async () => {
-    // The quit-time race of a wake being handed over is avoided (tests/stress/persist-cycles.ts says why).
-    const outcome = await runCycles(10, { avoidQuitRace: true });
+    const outcome = await runCycles(10);
     expect(outcome).toMatchObject({
       lostExitCodes: [],
       duplicateReports: [],

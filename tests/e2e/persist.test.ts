@@ -37,7 +37,7 @@ const textOf = (end: ToolEnd): string => end.result.content.map((c) => c.text ??
 
 
 describe("persist: true", () => {
-  test("runs under its keeper: output, input through the FIFO, and one wake with the real exit code; its entry goes at quit", async () => {
+  test("runs under its keeper: output, input through the FIFO, and one wake with the real exit code; its entry goes once the wake is shown", async () => {
     const sdk = await start([
       call("exec_command", { cmd: 'echo ready; read line; echo "got $line"; sleep 1; exit 3', persist: true, on_exit: "wake", ready: { pattern: "^ready$" } }),
       say("started"),
@@ -68,11 +68,10 @@ describe("persist: true", () => {
     expect(wakes[0]!.details.sessions[0]).toMatchObject({ session_id: 1, status: "exited", exit_code: 3 });
     expect(ends(sdk)[2]!.result.details.output).toBe("got hello\n");
     expect(pidAlive(keeper)).toBe(false);
+    // Shown to the model: the entry goes at once, so no later Pi reports the job again, even after a crash.
+    expect(existsSync(entry)).toBe(false);
     await sleep(3_500);
     expect(wakeMessages(sdk)).toHaveLength(1);
-    // Reported: the entry goes when this Pi quits, and no later Pi reports the job again.
-    await sdk.dispose();
-    expect(existsSync(entry)).toBe(false);
   });
 
   test("refuses what a keeper cannot honour, naming the fields", async () => {

@@ -34,9 +34,31 @@ describe("WakeLedger", () => {
     expect(ledger.takeBatch(1999)).toEqual([]);
     const batch = ledger.takeBatch(2000);
     expect(batch.map((c) => c.sessionId)).toEqual([1, 2, 3]);
-    ledger.submitted([1, 2, 3]);
+    ledger.submitted([1, 2, 3], ledger.nextWake());
     expect(ledger.dueAt()).toBeNull();
     expect(ledger.takeBatch(10_000)).toEqual([]);
+  });
+  it("a submitted wake is delivered only when its own message reaches the conversation, and names what it carried", () => {
+    const ledger = new WakeLedger(timing);
+    ledger.completed(info(1), true, 0);
+    ledger.completed(info(2), true, 0);
+    const first = ledger.nextWake();
+    ledger.submitted([1, 2], first);
+    ledger.completed(info(3), true, 5000);
+    const second = ledger.nextWake();
+    ledger.submitted([3], second);
+    expect(second).not.toBe(first);
+    expect([1, 2, 3].map((id) => ledger.stateOf(id))).toEqual(["submitted", "submitted", "submitted"]);
+    // The second wake's message ended first (or the first never did): only its own completions are delivered.
+    expect(ledger.delivered(second)).toEqual([3]);
+    expect([1, 2, 3].map((id) => ledger.stateOf(id))).toEqual(["submitted", "submitted", "delivered"]);
+    expect(ledger.delivered(second)).toEqual([]);
+    expect(ledger.delivered(first)).toEqual([1, 2]);
+    // Delivered is still notified: arming or stopping it later changes nothing.
+    expect(ledger.setArmed(1, false, 6000)).toBe("already_notified");
+    ledger.suppress(2);
+    expect(ledger.stateOf(2)).toBe("delivered");
+    expect(ledger.takeBatch(100_000)).toEqual([]);
   });
   it("holds a completion a wait_jobs call claimed: consumed when it reports it, due from the release otherwise", () => {
     const ledger = new WakeLedger(timing);
@@ -87,7 +109,7 @@ describe("WakeLedger", () => {
     expect(ledger.setArmed(1, false, 10)).toBe("disarmed");
     expect(ledger.dueAt()).toBeNull();
     ledger.completed(info(2), true, 0);
-    ledger.submitted(ledger.takeBatch(5000).map((c) => c.sessionId));
+    ledger.submitted(ledger.takeBatch(5000).map((c) => c.sessionId), ledger.nextWake());
     expect(ledger.setArmed(2, false, 6000)).toBe("already_notified");
   });
   it("holds a completion observed in a script until the outermost call finalizes", () => {
@@ -124,7 +146,7 @@ describe("WakeLedger", () => {
     ledger.completed(info(1), true, 0);
     ledger.completed(info(1), true, 0);
     const first = ledger.takeBatch(1000);
-    ledger.submitted(first.map((c) => c.sessionId));
+    ledger.submitted(first.map((c) => c.sessionId), ledger.nextWake());
     ledger.boundary();
     expect(first).toHaveLength(1);
     expect(ledger.consume(1)).toBe(false);
@@ -199,7 +221,7 @@ describe("stuck alerts", () => {
     expect(ledger.takeAlerts(1499)).toEqual([]);
     expect(ledger.takeAlerts(1500).map((a) => a.sessionId)).toEqual([2]);
     expect(ledger.takeBatch(1500).map((c) => c.sessionId)).toEqual([1]);
-    ledger.submitted([1]);
+    ledger.submitted([1], ledger.nextWake());
     ledger.alertsSubmitted([2]);
     expect(ledger.dueAt()).toBeNull();
     expect(ledger.takeAlerts(10_000)).toEqual([]);
