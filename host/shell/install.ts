@@ -124,7 +124,7 @@ export function installShellJobs(pi: ExtensionAPI, lifecycle: Lifecycle, options
   pi.on("message_end", (event) => {
     const message = event.message as { role?: string; customType?: string; details?: Partial<SentWakeDetails> };
     if (message.role !== "custom" || message.customType !== WAKE_MESSAGE_TYPE || typeof message.details?.wake !== "number") return;
-    service.wakeDelivered(message.details.wake);
+    service.wakeDelivered(message.details.wake, (message.details.sessions ?? []).map((shown) => shown.session_id));
   });
 
   pi.on("agent_settled", () => {

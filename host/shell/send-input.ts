@@ -9,13 +9,20 @@ import type { WriteRequest } from "./validate.ts";
 
 /**
  * Sends what the request carries and returns the notes the answer reports (what was done). A request that does not
- * fit the session (end_stdin on a PTY, a resize of pipes) or that the actor refuses is a ToolError; input for a
+ * fit the session (end_stdin on a PTY or a persisted job, a resize of pipes) or that the actor refuses is a ToolError; input for a
  * job that has ended is not sent, and a note says so.
  */
 export async function sendInput(session: ShellSession, request: WriteRequest): Promise<string[]> {
   const notes: string[] = [];
   if (request.endStdin && session.tty) {
     throw new ToolError(`write_stdin: end_stdin is for pipes; session ${session.id} is a PTY (send "\\u0004" for Ctrl-D instead)`);
+  }
+  if (request.endStdin && session.persisted !== null) {
+    // Its keeper holds the job's stdin open so that a later Pi can still send input; closing this Pi's pipe to it
+    // would say "stdin closed" while the job never sees the end.
+    throw new ToolError(
+      `write_stdin: end_stdin cannot close the stdin of session ${session.id}, a persisted job: its keeper holds it open for the next Pi; send the input the program takes as its end, or kill_session it`,
+    );
   }
   if (request.resize !== null && !session.tty) {
     throw new ToolError(`write_stdin: cols/rows resize a PTY; session ${session.id} uses pipes`);

@@ -263,9 +263,9 @@ export class ShellService {
   }
 
   /** wait_jobs reports this ended job: host/shell/collect.ts. */
-  /** Wake `wake`'s message reached the conversation: the ends it carried have been reported. */
-  wakeDelivered(wake: number): void {
-    for (const id of this.state.ledger.delivered(wake)) {
+  /** Wake `wake`'s message reached the conversation: the ends it showed have been reported. */
+  wakeDelivered(wake: number, shown: readonly number[]): void {
+    for (const id of this.state.ledger.delivered(wake, shown)) {
       const session = this.state.registry.get(id);
       if (session !== undefined) endReported(session);
     }
@@ -288,7 +288,12 @@ export class ShellService {
     unwrap(validateListSessions(raw));
     await this.state.persisted.adopted;
     await refreshListening(this.state.registry.all().filter((s) => s.handle.phase() !== "ended"));
-    return this.list(raw);
+    // The model sees each ended job's exit code here: a persisted job's end has reached it (its wake, if owed, still
+    // comes, as the listing does not consume it). Only what had ended before the answer was made: it shows them so.
+    const ended = this.state.registry.all().filter((s) => s.handle.phase() === "ended");
+    const answer = this.list(raw);
+    for (const session of ended) endReported(session);
+    return answer;
   }
 
   /** The sessions as known now; `listening` is what the last listSessions read. */

@@ -244,11 +244,14 @@ export class WakeLedger {
     }
   }
 
-  /** Wake `wake`'s message reached the conversation: the completions it carried, now delivered. */
-  delivered(wake: number): number[] {
+  /**
+   * Wake `wake`'s message reached the conversation showing the completions `shown`: those are delivered. One the
+   * message only counted ("… and N more") stays submitted: notified, but its exit code has not reached the model.
+   */
+  delivered(wake: number, shown: readonly number[]): number[] {
     const ids: number[] = [];
     for (const record of this.records.values()) {
-      if (record.state.kind !== "submitted" || record.state.wake !== wake) continue;
+      if (record.state.kind !== "submitted" || record.state.wake !== wake || !shown.includes(record.info.sessionId)) continue;
       record.state = { kind: "delivered" };
       ids.push(record.info.sessionId);
     }

@@ -74,17 +74,26 @@ describe("persist: true", () => {
     expect(wakeMessages(sdk)).toHaveLength(1);
   });
 
-  test("refuses what a keeper cannot honour, naming the fields", async () => {
+  test("refuses what a keeper cannot honour, naming the fields: a terminal, a bad value, closing its stdin", async () => {
     const sdk = await start([
       call("exec_command", { cmd: "true", persist: true, tty: true }),
       call("exec_command", { cmd: "true", persist: "yes" }),
+      call("exec_command", { cmd: "cat", persist: true, yield_time_ms: 250 }),
+      call("list_sessions", {}),
+      call("write_stdin", { session_id: 1, chars: "hello\\n", end_stdin: true, yield_time_ms: 250 }),
+      call("kill_session", { session_id: 1 }),
       say("refused"),
     ]);
     await sdk.prompt("try");
     const errors = ends(sdk).map((end) => [end.isError, textOf(end)] as const);
-    expect(errors.map(([isError]) => isError)).toEqual([true, true]);
+    cleanups.push(() => stopLeftover(ends(sdk)[3]!.result.details.sessions[0].persisted.entry as string));
+    expect(errors.map(([isError]) => isError)).toEqual([true, true, false, false, true, false]);
     expect(errors[0]![1]).toMatch(/persist: true cannot be used with tty: true/);
     expect(errors[1]![1]).toMatch(/persist/);
+    // The keeper holds a persisted job's stdin open for the next Pi: closing it is refused, and nothing was sent.
+    expect(errors[4]![1]).toMatch(/end_stdin cannot close the stdin of session 1, a persisted job/);
+    expect(ends(sdk)[5]!.result.details).toMatchObject({ killed: true });
+    expect(ends(sdk)[5]!.result.details.output ?? "").not.toContain("hello");
   });
 
   test("its limits follow the job's own tree: a persisted job past its limit is stopped, keeper and all", async () => {

@@ -157,16 +157,24 @@ export async function runCycles(
         await settle(sdk, 300, 20_000);
       }
     } finally {
-      // An end is reported by its wake, or by an exec_command answer that saw it (which owes no wake then).
+      // Counted once this Pi has quit: a wake it showed while quitting was shown too.
+      await sdk.dispose();
+      // An end is reported by its wake, by an exec_command answer that saw it (which owes no wake then), or by a
+      // list_sessions answer that showed its exit code; the same Pi may show it more than once, which counts once.
       const answered = ends(sdk).filter((end) => end.toolName === "exec_command" && end.result.details?.exit_code != null).map((end) => end.result.details);
-      for (const session of [...wakeMessages(sdk).flatMap((wake) => wake.details.sessions), ...answered] as { cmd: string; exit_code: number | null }[]) {
+      const listedEnded = ends(sdk)
+        .filter((end) => end.toolName === "list_sessions")
+        .flatMap((end) => (end.result.details.sessions as { cmd: string; exit_code: number | null }[]).filter((session) => session.exit_code !== null));
+      const byThisPi = new Map<string, number>();
+      for (const session of [...wakeMessages(sdk).flatMap((wake) => wake.details.sessions), ...answered, ...listedEnded] as { cmd: string; exit_code: number | null }[]) {
         const cycle = cycleIn(session.cmd);
-        if (cycle === null) continue;
-        reports.set(cycle, [...(reports.get(cycle) ?? []), session.exit_code ?? -1]);
+        if (cycle !== null && !byThisPi.has(cycle)) byThisPi.set(cycle, session.exit_code ?? -1);
+      }
+      for (const [cycle, code] of byThisPi) {
+        reports.set(cycle, [...(reports.get(cycle) ?? []), code]);
         const entry = entryOf.get(cycle);
         if (entry !== undefined) reportedBy.set(entry, pi);
       }
-      await sdk.dispose();
     }
     lockWaits.push(await ownerLockReleased(cwd));
     if (!last) {
