@@ -14,7 +14,7 @@ import { MonitorConsole } from "../../ui/console.ts";
 import type { ConsoleSource, JobsOverlay, OverlayOptions } from "../../ui/jobs-overlay.ts";
 import { SessionsPicker } from "../../ui/sessions-picker.ts";
 import type { UiTheme } from "../../ui/theme.ts";
-import type { Lifecycle } from "../session/lifecycle.ts";
+import type { InstanceLife } from "../session/instance-life.ts";
 import type { MonitorService } from "../monitor/service.ts";
 import type { ShellService } from "../shell/service.ts";
 import { listText } from "../shell/result-text.ts";
@@ -31,7 +31,7 @@ export const ACTIVITY_WIDGET = "pi-jobs.activity";
 export const REFRESH_MS = 250;
 
 export interface UiDeps {
-  lifecycle: Lifecycle;
+  life: InstanceLife;
   /** Null in an entry that installs shell jobs alone: the UI then shows those. */
   monitors: () => MonitorService | null;
   shell: () => ShellService;
