@@ -9,12 +9,7 @@ import type { StopSignal } from "../../mailbox/control.ts";
 import type { EndCause } from "../../mailbox/result.ts";
 import type { ProcessEnd } from "../monitor/contract.ts";
 import type { ProcessIo } from "../process/io.ts";
-
-/** How a stop of the process group went: confirmed gone, and whether SIGKILL was needed after the grace. */
-export interface Cleanup {
-  confirmed: boolean;
-  escalated: boolean;
-}
+import type { StopOutcome } from "../../shared/process-group.ts";
 
 /** The job's process, from its spawn on. */
 export interface Child {
@@ -36,7 +31,7 @@ export type ActorState =
   | { phase: Extract<ActorPhase, "starting" | "spawning">; pendingStop: PendingStop | null }
   | { phase: Extract<ActorPhase, "running">; child: Child }
   /** Stopping the group for `cause` (the first one asked); later requests join `stop`. */
-  | { phase: Extract<ActorPhase, "stopping">; child: Child; cause: EndCause; stop: Promise<Cleanup> }
+  | { phase: Extract<ActorPhase, "stopping">; child: Child; cause: EndCause; stop: Promise<StopOutcome> }
   /** Finishing: the result is made, then the exit message is sent; after that nothing more is posted. */
   | { phase: Extract<ActorPhase, "ended">; child: Child | null; exitSent: boolean };
 

@@ -23,6 +23,7 @@ export type StopReason =
   | "actor_crashed"
   | "actor_unresponsive"
   | LimitCause;
+/** The supervision's `cleanup`: nothing to stop, a stop under way, then whether the group was confirmed gone. */
 export type Cleanup = "none" | "pending" | "confirmed" | "unconfirmed";
 /** The tools' `status`: whether the process exists yet, then how the job ended (a stop request leaves it as it is). */
 export type ProcessStatus = LivePhase | EndedStatus;
