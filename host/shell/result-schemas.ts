@@ -4,7 +4,7 @@
  * only the tools' registration needs, while the types are read wherever a result is built or drawn.
  */
 import { Type } from "typebox";
-import type { Cleanup, ProcessStatus, StopReason, SupervisionState } from "./supervision.ts";
+import type { Cleanup, ProcessStatus, StopReason, Supervision } from "./supervision.ts";
 import { START_STAGES } from "../../ui/start-stage.ts";
 import { UsageFieldsSchema } from "../runtime/usage-line.ts";
 
@@ -17,7 +17,7 @@ const PersistedSchema = Type.Object({ entry: Type.String(), started_by_pid: Type
 
 export const SupervisionSchema = Type.Object({
   state: Type.Union(
-    (["starting", "running", "stopping", "exited", "failed", "timed_out", "stopped", "log_quota", "log_failed"] satisfies SupervisionState[]).map((s) =>
+    (["starting", "running", "stopping", "exited", "failed", "timed_out", "stopped", "log_quota", "log_failed"] satisfies Supervision["state"][]).map((s) =>
       Type.Literal(s),
     ),
   ),

@@ -10,8 +10,6 @@ import type { StartStage } from "../runtime/api.ts";
 import type { StartingCounts } from "../../ui/start-stage.ts";
 import type { UsageFields } from "../runtime/usage-line.ts";
 
-export type WaitStatus = "snapshot" | "completed" | "deadline" | "cancelled" | "steered" | "ready";
-
 /** How an exec_command with `ready` ended its wait. */
 export interface ReadyResult {
   status: "ready" | "not_ready" | "exited" | "timeout";
@@ -49,7 +47,8 @@ export interface ProcessResult {
   output_bytes_total: number;
   log_path: string | null;
   wait_mode: WaitMode;
-  wait_status: WaitStatus;
+  /** How the call's wait ended (not the job's status): `completed` only when this answer reports the job's end. */
+  wait_status: "snapshot" | "completed" | "deadline" | "cancelled" | "steered" | "ready";
   supervision: Supervision;
   cmd: string;
   tty: boolean;
