@@ -24,7 +24,7 @@ import { registerShellRenderers } from "./shell-renderers.ts";
 import { registerWaitRenderers } from "./wait-renderers.ts";
 import { createSnapshotBuilder, type SnapshotBuilder } from "./views.ts";
 import { safe } from "../../shared/sanitize.ts";
-import { shownStatus, startingOf } from "../../ui/start-stage.ts";
+import { shownStatus, startingOf } from "../../shared/start-stage.ts";
 
 export const ACTIVITY_WIDGET = "pi-jobs.activity";
 /** At most four redraws a second (architecture invariant 5). */

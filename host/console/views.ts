@@ -15,7 +15,7 @@ import { listeningOf, refreshSoon } from "../shell/listening.ts";
 import { livePhaseOf, liveStatus } from "../../mailbox/lifecycle.ts";
 import { endingOf, statusOf } from "../shell/supervision.ts";
 import { monitorConfigFields, monitorHeadFields, monitorPayloadFields, monitorTone } from "../../ui/monitor-fields.ts";
-import { shownStatus, startingOf } from "../../ui/start-stage.ts";
+import { shownStatus, startingOf } from "../../shared/start-stage.ts";
 import { RateTracker } from "./rates.ts";
 import { pressureOf } from "./pressure.ts";
 import type { DetailField, JobsSnapshot, JobView, LiveFigures, Tone } from "../../ui/views.ts";

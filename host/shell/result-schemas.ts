@@ -5,7 +5,7 @@
  */
 import { Type } from "typebox";
 import type { Cleanup, ProcessStatus, StopReason, Supervision } from "./supervision.ts";
-import { START_STAGES } from "../../ui/start-stage.ts";
+import { START_STAGES } from "../../shared/start-stage.ts";
 import { UsageFieldsSchema } from "../runtime/usage-line.ts";
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);

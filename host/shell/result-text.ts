@@ -7,7 +7,7 @@ import type { Failure, ProcessStatus, Supervision } from "./supervision.ts";
 import { escapeControls, oneLine } from "../safety/escape.ts";
 import { COMMAND_PREVIEW_CHARS } from "./limits.ts";
 import type { StartStage } from "../runtime/api.ts";
-import { START_STAGE_WORDS, startingStatus, startingSummary } from "../../ui/start-stage.ts";
+import { START_STAGE_WORDS, startingStatus, startingSummary } from "../../shared/start-stage.ts";
 import type { KillResult, ListResult, ProcessResult, ReadyResult, SetOnExitResult } from "./result.ts";
 import { usageLine } from "../runtime/usage-line.ts";
 

@@ -7,7 +7,7 @@ import type { Cleanup, Failure, ProcessStatus, Supervision } from "./supervision
 import type { WaitMode } from "./waits.ts";
 import type { OutputRendering } from "../../mailbox/constants.ts";
 import type { StartStage } from "../runtime/api.ts";
-import type { StartingCounts } from "../../ui/start-stage.ts";
+import type { StartingCounts } from "../../shared/start-stage.ts";
 import type { UsageFields } from "../runtime/usage-line.ts";
 
 /** How an exec_command with `ready` ended its wait. */
