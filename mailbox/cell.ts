@@ -145,6 +145,7 @@ export class JobCellWriter {
     this.setState("running");
   }
 
+  /** The actor moves through every phase but `cancelled`, which only the host writes (the spawn handshake). */
   setState(state: Exclude<Phase, "cancelled">): void {
     Atomics.store(this.ints, STATE, phaseCode(state));
     Atomics.notify(this.ints, STATE);

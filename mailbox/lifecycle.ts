@@ -17,10 +17,10 @@
  * (actors/job/state.ts); its own `ended` begins as it starts to finish, while the cell says `ended` only as the exit
  * message goes out, which the supervisor relies on (host/runtime/supervisor.ts). The host reads the cell and keeps the
  * coarser phase of its `JobState` (host/runtime/api.ts): whether the process exists, and whether the terminal result
- * is in. The tools and the console say `starting` or `running` from that phase, the shell
- * side `stopping` once someone asked for a stop (`liveStatus`), and once the job has ended the spec's word for how
- * it ended: the shell tools' `exited`, `timed_out`… (`ProcessStatus`, host/shell/supervision.ts), a monitor's
- * `success`, `timeout`… (the monitor spec's `MonitorStatus`, mailbox/monitor.ts).
+ * is in. The tools and the console say `starting` or `running` from that phase, the shell side `stopping` once
+ * someone asked for a stop (`liveStatus`), and once the job has ended the spec's word for how it ended: the shell
+ * tools' `exited`, `timed_out`… (`ProcessStatus`, host/shell/supervision.ts), a monitor's `success`, `timeout`… (the
+ * monitor spec's `MonitorStatus`, mailbox/monitor.ts).
  */
 
 /** Every phase of a job, in the order a job moves through them; the cell stores a phase as its index here. */
