@@ -1,13 +1,13 @@
 /**
- * Installs the host actor into one Pi extension instance: the job runtime's lifecycle, the monitor and shell-job
+ * Installs the host actor into one Pi extension instance: the job runtime's life, the monitor and shell-job
  * tools and wait_jobs over both, the UI (activity rows, /monitor console, sessions picker, transcript bands), the metrics recorder and the
  * small `/jobs` overview. Each part registers its own hooks; this file only wires them together, in the order their
- * session_start handlers must run (the lifecycle first, because the other parts adopt their state from it after
+ * session_start handlers must run (the instance's life first, because the other parts adopt their state from it after
  * /reload; the UI after the tools whose services it reads).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { createJobRateSampler } from "./runtime/job-rates.ts";
-import { installLifecycle } from "./session/lifecycle.ts";
+import { installInstanceLife } from "./session/instance-life.ts";
 import { installMetrics } from "./metrics/install.ts";
 import { installMonitors } from "./monitor/install.ts";
 import { createSampler } from "./sampler.ts";
@@ -17,20 +17,20 @@ import { installUi } from "./console/install.ts";
 import { jobsOverview } from "./console/views.ts";
 
 export function installHost(pi: ExtensionAPI): void {
-  const lifecycle = installLifecycle(pi);
-  const monitors = installMonitors(pi, lifecycle);
-  const shell = installShellJobs(pi, lifecycle);
+  const life = installInstanceLife(pi);
+  const monitors = installMonitors(pi, life);
+  const shell = installShellJobs(pi, life);
   installWaitJobs(pi, { shell: () => shell.service, monitors: monitors.service });
-  installUi(pi, { lifecycle, monitors: monitors.service, shell: () => shell.service });
+  installUi(pi, { life, monitors: monitors.service, shell: () => shell.service });
   // One 250 ms sampler for the host actor: the metrics recorder and the job-runtime figures share it.
-  const rates = createJobRateSampler(() => lifecycle.runtime());
+  const rates = createJobRateSampler(() => life.runtime());
   installMetrics(pi, { sampler: createSampler(250), jobRates: () => rates.sample() });
   pi.on("session_start", () => rates.start());
   pi.on("session_shutdown", () => rates.stop());
   pi.registerCommand("jobs", {
     description: "List the background jobs of this session (monitors and shell jobs)",
     handler: async (_args, ctx) => {
-      ctx.ui.notify(jobsOverview(lifecycle.runtime().list()), "info");
+      ctx.ui.notify(jobsOverview(life.runtime().list()), "info");
     },
   });
 }

@@ -9,10 +9,7 @@
  * `cancelled` the same way; whichever swap wins decides whether a process will ever exist. The pid and pgid are stored before the word leaves
  * `spawning`, and every change of the word is notified, so the host can await it (Atomics.waitAsync).
  */
-import { phaseCode, phaseOfCode, type ActorPhase, type Phase } from "./lifecycle.ts";
-
-/** The cell's lifecycle word holds the job's phase (mailbox/lifecycle.ts), as its number there. */
-export type CellState = Phase;
+import { phaseCode, phaseOfCode, type Phase } from "./lifecycle.ts";
 
 // Int32 words.
 const STATE = 0;
@@ -73,7 +70,7 @@ export function createJobCell(): SharedArrayBuffer {
 }
 
 export interface CellView {
-  state: CellState;
+  state: Phase;
   pid: number | null;
   pgid: number | null;
   cancelled: boolean;
@@ -148,7 +145,8 @@ export class JobCellWriter {
     this.setState("running");
   }
 
-  setState(state: ActorPhase): void {
+  /** The actor moves through every phase but `cancelled`, which only the host writes (the spawn handshake). */
+  setState(state: Exclude<Phase, "cancelled">): void {
     Atomics.store(this.ints, STATE, phaseCode(state));
     Atomics.notify(this.ints, STATE);
   }
@@ -220,7 +218,7 @@ export class JobCellReader {
     ({ ints: this.ints, bigs: this.bigs } = views(buffer));
   }
 
-  state(): CellState {
+  state(): Phase {
     return phaseOfCode(Atomics.load(this.ints, STATE));
   }
 
@@ -251,7 +249,7 @@ export class JobCellReader {
   }
 
   /** Resolves once the lifecycle word is no longer `from`, or after `timeoutMs`; never blocks the thread. */
-  async changed(from: CellState, timeoutMs: number): Promise<CellState> {
+  async changed(from: Phase, timeoutMs: number): Promise<Phase> {
     const waited = (Atomics as unknown as AtomicsWaitAsync).waitAsync(this.ints, STATE, phaseCode(from), timeoutMs);
     if (waited.async) await waited.value;
     return this.state();

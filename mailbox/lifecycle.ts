@@ -1,8 +1,10 @@
 /**
- * One job's lifecycle: the one list of phases every layer speaks of (`Phase`), and the one table of how each side's
- * view maps to it (`LIFECYCLE`). Plain data and small pure functions with no imports, since worker threads load it.
+ * One job's lifecycle: the one list of phases every layer speaks of (`Phase`), why a job is still starting
+ * (`StartStage`), and the one table of how each side's view maps to them (`LIFECYCLE`). Every other word for a job's
+ * phase or status is a subset of `Phase` or a spec's word beside it, never a type of its own. Plain data and small
+ * pure functions with no imports, since worker threads load it.
  *
- *   phase       the actor                                   the host's JobPhase               start stage
+ *   phase       the actor                                   the host's JobState phase         start stage
  *   starting    preparing; the spawn is not claimed         starting                          the pool's (queued, booting)
  *   spawning    inside spawn(): a pid may be unpublished    starting                          forking
  *   running     the process exists; pid and pgid published  running                           none
@@ -13,25 +15,17 @@
  * The shared cell stores the phase (mailbox/cell.ts), and its spawn handshake is the race between `starting` →
  * `spawning` (the actor) and `starting` → `cancelled` (the host). The actor's state is discriminated by its phase
  * (actors/job/state.ts); its own `ended` begins as it starts to finish, while the cell says `ended` only as the exit
- * message goes out, which the supervisor relies on (host/runtime/supervisor.ts). The host reads the cell and shows the coarser `JobPhase`: whether the process exists, and
- * whether the terminal result is in. The tools and the console say `starting` or `running` from that phase, the shell
- * side `stopping` once someone asked for a stop (`liveStatus`), and once the job has ended the spec's word for how
- * it ended: the shell tools' `exited`, `timed_out`… (host/shell/supervision.ts), a monitor's `success`, `timeout`…
- * (the monitor spec's `MonitorStatus`, mailbox/monitor.ts).
+ * message goes out, which the supervisor relies on (host/runtime/supervisor.ts). The host reads the cell and keeps the
+ * coarser phase of its `JobState` (host/runtime/api.ts): whether the process exists, and whether the terminal result
+ * is in. The tools and the console say `starting` or `running` from that phase, the shell side `stopping` once
+ * someone asked for a stop (`liveStatus`), and once the job has ended the spec's word for how it ended: the shell
+ * tools' `exited`, `timed_out`… (`ProcessStatus`, host/shell/supervision.ts), a monitor's `success`, `timeout`… (the
+ * monitor spec's `MonitorStatus`, mailbox/monitor.ts).
  */
 
 /** Every phase of a job, in the order a job moves through them; the cell stores a phase as its index here. */
 export const PHASES = ["starting", "spawning", "running", "stopping", "ended", "cancelled"] as const;
 export type Phase = (typeof PHASES)[number];
-
-/** The phases the actor moves through itself; `cancelled` is written only by the host. */
-export type ActorPhase = Exclude<Phase, "cancelled">;
-
-/** The host's phase of a job (host/runtime/api.ts, `JobState`): whether its process exists, and its result is in. */
-export type JobPhase = Extract<Phase, "starting" | "running" | "ended">;
-
-/** The host's phase of a job whose terminal result is not in yet. */
-export type LivePhase = Exclude<JobPhase, "ended">;
 
 /**
  * Why a job is still `starting`: `waiting_for_thread` while its start waits in the pool (no loaded thread is free and
@@ -42,13 +36,10 @@ export type LivePhase = Exclude<JobPhase, "ended">;
  */
 export type StartStage = "waiting_for_thread" | "booting" | "forking";
 
-/** What the tools and the console say of a job whose result is not in: its phase, or `stopping` after a stop request. */
-export type LiveStatus = LivePhase | Extract<Phase, "stopping">;
-
 /** One row of the table: how one phase looks from the host. */
 export interface PhaseView {
   /** The host's phase while the terminal result is not in: `running` exactly when the process exists (or existed). */
-  readonly host: LivePhase;
+  readonly host: Extract<Phase, "starting" | "running">;
   /** Where a start is: the pool knows (its queue, or a thread that boots), the actor is forking, or it is past it. */
   readonly start: "pool" | "forking" | null;
 }
@@ -75,7 +66,7 @@ export function phaseOfCode(code: number): Phase {
 }
 
 /** The host's phase: `ended` once the terminal result is in, else what the cell's phase maps to. */
-export function jobPhase(cell: Phase, resultIn: boolean): JobPhase {
+export function jobPhase(cell: Phase, resultIn: boolean): Extract<Phase, "starting" | "running" | "ended"> {
   return resultIn ? "ended" : LIFECYCLE[cell].host;
 }
 
@@ -93,11 +84,11 @@ export function startStageOf(cell: Phase, waitsInPool: () => boolean): StartStag
  * The phase a layer shows of a job it still counts as live although the host may already hold its result (a monitor
  * whose record is not final yet): `ended` reads `running` until that layer has settled the job itself.
  */
-export function livePhaseOf(phase: JobPhase): LivePhase {
+export function livePhaseOf(phase: Extract<Phase, "starting" | "running" | "ended">): Extract<Phase, "starting" | "running"> {
   return phase === "starting" ? "starting" : "running";
 }
 
-/** What the shell tools and the console say of a live job: its phase, or `stopping` from a stop request on. */
-export function liveStatus(phase: LivePhase, stopRequested: boolean): LiveStatus {
+/** What the shell tools and the console say of a job whose result is not in: its phase, or `stopping` from a stop request on. */
+export function liveStatus(phase: Extract<Phase, "starting" | "running">, stopRequested: boolean): Extract<Phase, "starting" | "running" | "stopping"> {
   return stopRequested ? "stopping" : phase;
 }

@@ -203,13 +203,19 @@ export interface StopOptions {
   leaderExit?: Promise<unknown>;
 }
 
+/** How a stop of the process group went: confirmed gone, and whether SIGKILL was needed after the grace. */
+export interface StopOutcome {
+  confirmed: boolean;
+  escalated: boolean;
+}
+
 /**
  * Stops the group: `signal` (SIGTERM by default), up to `graceMs` for it to go, then SIGKILL to the whole group —
  * also when the direct child already exited, since what remains may ignore the first signal — and up to `confirmMs`
  * for the group to be gone. With a tag, the processes that left the group carrying it get the same signals.
  * `confirmed` is false if anything of the job still runs after all that, or if it cannot be known.
  */
-export async function stopGroup(pgid: number, options: StopOptions): Promise<{ confirmed: boolean; escalated: boolean }> {
+export async function stopGroup(pgid: number, options: StopOptions): Promise<StopOutcome> {
   checkGroup(pgid);
   const signal = options.signal ?? "SIGTERM";
   const confirmMs = options.confirmMs ?? 5000;

@@ -12,7 +12,7 @@ import { renderFields, type Highlighter } from "./fields.ts";
 import { bytes, elapsed, percent, rate } from "../shared/format.ts";
 import { safe } from "../shared/sanitize.ts";
 import { titleCounts } from "./jobs-overlay.ts";
-import { shownStatus } from "./start-stage.ts";
+import { shownStatus } from "../shared/start-stage.ts";
 import { fill, fit } from "./text.ts";
 import type { UiTheme } from "./theme.ts";
 

@@ -6,7 +6,7 @@
 import type { Component } from "@earendil-works/pi-tui";
 import type { JobsSnapshot, JobView } from "./views.ts";
 import type { KeyMatcher } from "./keys.ts";
-import { startingOf } from "./start-stage.ts";
+import { startingOf } from "../shared/start-stage.ts";
 import type { UiTheme } from "./theme.ts";
 
 export interface ConsoleSource {

@@ -9,7 +9,7 @@ import { elapsed } from "../shared/format.ts";
 import { JobsOverlay, titleCounts, type OverlayOptions } from "./jobs-overlay.ts";
 import { consoleKey } from "./keys.ts";
 import { safe } from "../shared/sanitize.ts";
-import { shownStatus } from "./start-stage.ts";
+import { shownStatus } from "../shared/start-stage.ts";
 import { fill, fit } from "./text.ts";
 import type { UiTheme } from "./theme.ts";
 

@@ -4,19 +4,11 @@
  *
  * Values are raw (unsanitized, unpreviewed): sanitizing and previews are presentation, done by the renderers.
  */
-import type { JobKind, LiveStatus, RetainedWindow, StartStage } from "../host/runtime/api.ts";
+import type { JobKind, Phase, RetainedWindow, StartStage } from "../host/runtime/api.ts";
 import type { MonitorTerminalResult } from "../host/monitor/schemas.ts";
 import type { ProcessStatus } from "../host/shell/supervision.ts";
 
 export type { JobKind };
-
-/**
- * A job's status as the console shows it: the lifecycle's word while it lives (mailbox/lifecycle.ts: `starting`,
- * `running`, and for a shell job `stopping` once a stop was asked for), then how it ended in its tool's words: a
- * monitor's (`success`, `failure`, `result_missing`, `timeout`, `stopped`) or the shell tools' (`exited`, `failed`,
- * `timed_out`, `stopped`).
- */
-export type JobStatus = LiveStatus | ProcessStatus | MonitorTerminalResult["status"];
 
 /** The colour role of a job's state. */
 export type Tone = "pending" | "success" | "error" | "stopped";
@@ -79,7 +71,12 @@ export interface JobView {
   /** Description (monitor) or command (shell job). */
   title: string;
   running: boolean;
-  status: JobStatus;
+  /**
+   * Its phase while it lives (mailbox/lifecycle.ts: `starting`, `running`, and for a shell job `stopping` once a stop
+   * was asked for), then how it ended in its tool's words: a monitor's (`success`, `failure`, `result_missing`,
+   * `timeout`, `stopped`) or the shell tools' (`exited`, `failed`, `timed_out`, `stopped`).
+   */
+  status: ProcessStatus | Extract<Phase, "stopping"> | MonitorTerminalResult["status"];
   /** Present while the status is `starting`: why the job has no process yet. */
   startStage?: StartStage;
   tone: Tone;

@@ -21,16 +21,16 @@ import type { JobSpec } from "../../mailbox/spec.ts";
 import type { ActorTask, ActorTaskResult } from "../../mailbox/task.ts";
 import { HEARTBEAT_MS, STREAM_CLOSE_ROUNDS, STREAM_CLOSE_WAIT_MS } from "../../mailbox/timings.ts";
 import { Comlink, createNodeEndpoint } from "../../shared/comlink-endpoint.ts";
-import { stopGroup, type StopOptions } from "../../shared/process-group.ts";
+import { stopGroup, type StopOptions, type StopOutcome } from "../../shared/process-group.ts";
 import type { ProcessIo } from "../process/io.ts";
 import { spawnProcess, SpawnError } from "../process/process-io.ts";
 import { osThreadId } from "../thread/priority.ts";
 import { tripMessage } from "../watch/usage-judge.ts";
 import { jobControl } from "./control.ts";
 import { JobOutput } from "./output.ts";
-import { childOf, monitorCause, pendingStopOf, type ActorState, type Child, type Cleanup } from "./state.ts";
+import { childOf, monitorCause, pendingStopOf, type ActorState, type Child } from "./state.ts";
 
-const NOTHING_TO_CLEAN: Cleanup = { confirmed: true, escalated: false };
+const NOTHING_TO_CLEAN: StopOutcome = { confirmed: true, escalated: false };
 
 export default async function runJob(task: ActorTask): Promise<ActorTaskResult> {
   const actor = new JobActor(task);
@@ -226,7 +226,7 @@ class JobActor {
   }
 
   /** The first cause wins; later requests join the stop already under way. */
-  private requestStop(cause: EndCause, signal: StopSignal): Promise<Cleanup> {
+  private requestStop(cause: EndCause, signal: StopSignal): Promise<StopOutcome> {
     const state = this.state;
     switch (state.phase) {
       case "ended":
@@ -249,7 +249,7 @@ class JobActor {
     }
   }
 
-  private async finish(cause: EndCause, message: string | null, cleanup: Cleanup, trip: LimitTrip | null = null): Promise<ActorResult> {
+  private async finish(cause: EndCause, message: string | null, cleanup: StopOutcome, trip: LimitTrip | null = null): Promise<ActorResult> {
     if (this.timeout) clearTimeout(this.timeout);
     await this.treeStop;
     clearInterval(this.heartbeat);

@@ -4,17 +4,12 @@
  * belongs to `stopping`, and "the exit message is sent" exists only once the actor has ended. The cause the monitor
  * contract settles on is derived here too. Pure types and one pure function.
  */
-import type { ActorPhase } from "../../mailbox/lifecycle.ts";
+import type { Phase } from "../../mailbox/lifecycle.ts";
 import type { StopSignal } from "../../mailbox/control.ts";
 import type { EndCause } from "../../mailbox/result.ts";
 import type { ProcessEnd } from "../monitor/contract.ts";
 import type { ProcessIo } from "../process/io.ts";
-
-/** How a stop of the process group went: confirmed gone, and whether SIGKILL was needed after the grace. */
-export interface Cleanup {
-  confirmed: boolean;
-  escalated: boolean;
-}
+import type { StopOutcome } from "../../shared/process-group.ts";
 
 /** The job's process, from its spawn on. */
 export interface Child {
@@ -31,14 +26,19 @@ export interface PendingStop {
   signal: StopSignal;
 }
 
+/**
+ * The actor's own state machine: what each phase of the actor's holds (the process, a stop waiting or under way, the
+ * sent exit). Not the host's `JobState` (host/runtime/api.ts), which holds what the host knows of the same job: the
+ * coarser phase it reads from the cell, who asked for a stop, and the terminal result.
+ */
 export type ActorState =
   /** Preparing, then inside spawn(): there is no process to stop yet, so a stop waits for it. */
-  | { phase: Extract<ActorPhase, "starting" | "spawning">; pendingStop: PendingStop | null }
-  | { phase: Extract<ActorPhase, "running">; child: Child }
+  | { phase: Extract<Phase, "starting" | "spawning">; pendingStop: PendingStop | null }
+  | { phase: Extract<Phase, "running">; child: Child }
   /** Stopping the group for `cause` (the first one asked); later requests join `stop`. */
-  | { phase: Extract<ActorPhase, "stopping">; child: Child; cause: EndCause; stop: Promise<Cleanup> }
+  | { phase: Extract<Phase, "stopping">; child: Child; cause: EndCause; stop: Promise<StopOutcome> }
   /** Finishing: the result is made, then the exit message is sent; after that nothing more is posted. */
-  | { phase: Extract<ActorPhase, "ended">; child: Child | null; exitSent: boolean };
+  | { phase: Extract<Phase, "ended">; child: Child | null; exitSent: boolean };
 
 /** The process, in every phase that has one. */
 export function childOf(state: ActorState): Child | null {

@@ -23,7 +23,11 @@ export class SpawnError extends Error {
   }
 }
 
-export interface SpawnRequest {
+/**
+ * What the actor starts a process from: the command, its shell, directory, environment, wiring and tag (a job's spec
+ * has them all). Not the spawner's wire request (mailbox/spawner-protocol.ts), which a pipe job's launch becomes there.
+ */
+export interface ProcessLaunch {
   command: string;
   shell: string;
   cwd: string;
@@ -43,7 +47,7 @@ export interface SpawnRequest {
  * interactive setup first, and a job stopped in the middle of it could leave that setup's lock behind (pyenv's, which
  * made every later bash job wait 60 s for it). So a missing or zero SHLVL becomes 1; a real one is kept.
  */
-function jobEnv(request: SpawnRequest): Record<string, string> {
+function jobEnv(request: ProcessLaunch): Record<string, string> {
   const base = request.env ?? threadEnv;
   const env: Record<string, string> = { ...base, [TAG_VARIABLE]: request.tag };
   if (!(Number(base.SHLVL) >= 1)) env.SHLVL = "1";
@@ -51,7 +55,7 @@ function jobEnv(request: SpawnRequest): Record<string, string> {
 }
 
 /** Checks what would otherwise fail inside the child with a misleading error. */
-export function checkSpawnable(request: SpawnRequest): void {
+export function checkSpawnable(request: ProcessLaunch): void {
   let isDirectory = false;
   try {
     isDirectory = statSync(request.cwd).isDirectory();
@@ -84,7 +88,7 @@ function resolveExecutable(name: string, env: Readonly<Record<string, string>>):
  * when the spawn fails: through the spawner, once the request is out and the spawner is forking (work done there costs
  * the start nothing); otherwise before the fork.
  */
-export async function spawnProcess(request: SpawnRequest, requested: () => void = () => {}): Promise<ProcessIo> {
+export async function spawnProcess(request: ProcessLaunch, requested: () => void = () => {}): Promise<ProcessIo> {
   let pending: (() => void) | null = requested;
   const once = () => {
     const run = pending;
@@ -118,7 +122,7 @@ export async function spawnProcess(request: SpawnRequest, requested: () => void 
 }
 
 /** Forks a pipe job's process on this thread: only where the spawner is off or gone, so loaded only then. */
-async function spawnPipes(request: SpawnRequest, withStdin: boolean): Promise<ProcessIo> {
+async function spawnPipes(request: ProcessLaunch, withStdin: boolean): Promise<ProcessIo> {
   const { spawn: spawnChild } = await import("node:child_process");
   // Read before the fork, never after (see spawner/spawner.ts).
   const spawnedAt = performance.now();
@@ -146,7 +150,7 @@ async function spawnPipes(request: SpawnRequest, withStdin: boolean): Promise<Pr
   });
 }
 
-async function spawnPty(request: SpawnRequest, io: { cols: number; rows: number }): Promise<ProcessIo> {
+async function spawnPty(request: ProcessLaunch, io: { cols: number; rows: number }): Promise<ProcessIo> {
   const pty = await import("@lydell/node-pty");
   let term: import("@lydell/node-pty").IPty;
   // Read before the fork, never after (see spawner/spawner.ts).

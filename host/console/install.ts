@@ -14,7 +14,7 @@ import { MonitorConsole } from "../../ui/console.ts";
 import type { ConsoleSource, JobsOverlay, OverlayOptions } from "../../ui/jobs-overlay.ts";
 import { SessionsPicker } from "../../ui/sessions-picker.ts";
 import type { UiTheme } from "../../ui/theme.ts";
-import type { Lifecycle } from "../session/lifecycle.ts";
+import type { InstanceLife } from "../session/instance-life.ts";
 import type { MonitorService } from "../monitor/service.ts";
 import type { ShellService } from "../shell/service.ts";
 import { listText } from "../shell/result-text.ts";
@@ -24,14 +24,14 @@ import { registerShellRenderers } from "./shell-renderers.ts";
 import { registerWaitRenderers } from "./wait-renderers.ts";
 import { createSnapshotBuilder, type SnapshotBuilder } from "./views.ts";
 import { safe } from "../../shared/sanitize.ts";
-import { shownStatus, startingOf } from "../../ui/start-stage.ts";
+import { shownStatus, startingOf } from "../../shared/start-stage.ts";
 
 export const ACTIVITY_WIDGET = "pi-jobs.activity";
 /** At most four redraws a second (architecture invariant 5). */
 export const REFRESH_MS = 250;
 
 export interface UiDeps {
-  lifecycle: Lifecycle;
+  life: InstanceLife;
   /** Null in an entry that installs shell jobs alone: the UI then shows those. */
   monitors: () => MonitorService | null;
   shell: () => ShellService;

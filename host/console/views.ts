@@ -15,10 +15,10 @@ import { listeningOf, refreshSoon } from "../shell/listening.ts";
 import { livePhaseOf, liveStatus } from "../../mailbox/lifecycle.ts";
 import { endingOf, statusOf } from "../shell/supervision.ts";
 import { monitorConfigFields, monitorHeadFields, monitorPayloadFields, monitorTone } from "../../ui/monitor-fields.ts";
-import { shownStatus, startingOf } from "../../ui/start-stage.ts";
+import { shownStatus, startingOf } from "../../shared/start-stage.ts";
 import { RateTracker } from "./rates.ts";
 import { pressureOf } from "./pressure.ts";
-import type { DetailField, JobsSnapshot, JobStatus, JobView, LiveFigures, Tone } from "../../ui/views.ts";
+import type { DetailField, JobsSnapshot, JobView, LiveFigures, Tone } from "../../ui/views.ts";
 import type { RetainedWindow } from "../runtime/api.ts";
 
 export const SHELL_HISTORY_LIMIT = 20;
@@ -107,7 +107,7 @@ export function createSnapshotBuilder(
     // The stage before the phase, as a shell answer reads them (readSession): a stage only moves on.
     const stage = record.job.startStage();
     // The job may have ended before the monitor's record is final: it reads `running` until then.
-    const status: JobStatus = result?.status ?? livePhaseOf(record.job.phase());
+    const status: JobView["status"] = result?.status ?? livePhaseOf(record.job.phase());
     const body: DetailField[] = [
       { label: "Name", value: record.description, layout: "inline" },
       { label: "ID", value: record.monitorId, layout: "inline" },
@@ -161,7 +161,7 @@ export function createSnapshotBuilder(
     if (running) refreshSoon(session);
     const listening = running ? listeningOf(session) : undefined;
     const logPath = result?.log.path ?? null;
-    const status: JobStatus = state.phase === "ended" ? statusOf(state, session.timeoutMs) : liveStatus(state.phase, stopping);
+    const status: JobView["status"] = state.phase === "ended" ? statusOf(state, session.timeoutMs) : liveStatus(state.phase, stopping);
     const view: JobView = {
       key,
       kind: "shell",

@@ -11,7 +11,7 @@
  */
 import type { JsonValue } from "@earendil-works/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { Lifecycle } from "../session/lifecycle.ts";
+import type { InstanceLife } from "../session/instance-life.ts";
 import type { Parkable } from "../session/handover.ts";
 import { buildAcknowledgement, runningResult, structuredResult } from "./report.ts";
 import { buildGuidance } from "./guidance.ts";
@@ -48,7 +48,7 @@ interface Batch {
   onlyValidMonitors: boolean;
 }
 
-export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { service(): MonitorService } {
+export function installMonitors(pi: ExtensionAPI, life: InstanceLife): { service(): MonitorService } {
   let service: MonitorService | null = null;
   const current = (): MonitorService => (service ??= createMonitorService());
   let batch: Batch = { ids: new Set(), onlyValidMonitors: false };
@@ -64,10 +64,10 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
       );
     },
     // Read at each start, so a service adopted after /reload runs its new monitors on this instance's runtime.
-    runtime: () => lifecycle.runtime(),
+    runtime: () => life.runtime(),
   };
 
-  lifecycle.onPark(PARK_KEY, () => {
+  life.onPark(PARK_KEY, () => {
     const parked = current();
     parked.bind(null);
     service = null;
@@ -76,7 +76,7 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
   });
 
   pi.on("session_start", (event) => {
-    const adopted = lifecycle.adopted<ParkedMonitors>(PARK_KEY);
+    const adopted = life.adopted<ParkedMonitors>(PARK_KEY);
     if (adopted) service = adopted.service;
     // Carried on by /new, /resume or /fork (not /reload, the same session): what was started before is an earlier session's.
     if (adopted && event.reason !== "reload") adopted.service.newSession();
@@ -85,7 +85,7 @@ export function installMonitors(pi: ExtensionAPI, lifecycle: Lifecycle): { servi
   });
 
   pi.on("session_shutdown", () => {
-    // The lifecycle already parked the service (reload) or stopped every monitor without delivery (any other end);
+    // The instance's life already parked the service (reload) or stopped every monitor without delivery (any other end);
     // whatever this instance still holds must not reach the next session through it.
     live = false;
     service?.bind(null);

@@ -8,7 +8,7 @@ import type { Notice, ReadyReport } from "../../mailbox/messages.ts";
 import type { RetainedWindow, TakenOutput } from "../../mailbox/output.ts";
 import type { StopSignal, WriteAck } from "../../mailbox/control.ts";
 import type { MonitorContract } from "../../mailbox/monitor.ts";
-import type { JobPhase, LivePhase, StartStage } from "../../mailbox/lifecycle.ts";
+import type { Phase, StartStage } from "../../mailbox/lifecycle.ts";
 import type { TreeUsage } from "../../mailbox/cell.ts";
 
 export type JobKind = "monitor" | "shell";
@@ -44,23 +44,24 @@ export type StopRequester = "tool" | "session_shutdown";
 
 /**
  * One job's lifecycle as the host keeps it, owned by the host's side of the job (host/runtime/job.ts); the tool layers
- * derive everything they show from it and keep no copy. The phase (mailbox/lifecycle.ts, `JobPhase`) is about the
- * process: `starting` until it exists (its pid is published in the job's cell), `running` from then on, `ended` once
- * the terminal result is in. A stop request is another fact beside it: a job is stopping from the request until its
- * result, whether or not its process exists yet.
+ * derive everything they show from it and keep no copy. Its phase is three of the job's phases (mailbox/lifecycle.ts)
+ * and is about the process: `starting` until it exists (its pid is published in the job's cell), `running` from then
+ * on, `ended` once the terminal result is in. A stop request is another fact beside it: a job is stopping from the
+ * request until its result, whether or not its process exists yet. Not the actor's `ActorState` (actors/job/state.ts),
+ * the actor's own machine with the finer phases and what each holds.
  */
 export type JobState =
-  | { phase: LivePhase; stopBy: StopRequester | null }
+  | { phase: Extract<Phase, "starting" | "running">; stopBy: StopRequester | null }
   | JobEnded;
 
 /** A job's state once its terminal result is in; `stopBy` says who asked for the stop (null: it ended on its own). */
 export interface JobEnded {
-  phase: Extract<JobPhase, "ended">;
+  phase: Extract<Phase, "ended">;
   result: ActorResult;
   stopBy: StopRequester | null;
 }
 
-export type { JobPhase, LivePhase, LiveStatus, StartStage } from "../../mailbox/lifecycle.ts";
+export type { Phase, StartStage } from "../../mailbox/lifecycle.ts";
 
 /** Live figures of one job, read from its shared cell (no message per output chunk). */
 export interface JobFigures {
@@ -102,7 +103,7 @@ export interface JobHandle {
   /** The job's lifecycle now (see JobState). */
   state(): JobState;
   /** `state().phase`. */
-  phase(): JobPhase;
+  phase(): JobState["phase"];
   /** Where a starting job is (see StartStage); null once its process exists or the job ended. */
   startStage(): StartStage | null;
   pid(): number | null;

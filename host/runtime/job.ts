@@ -12,7 +12,7 @@ import { createJobCell, JobCellReader } from "../../mailbox/cell.ts";
 import type { Remote } from "comlink";
 import type { ActorControl, StopSignal, WriteAck } from "../../mailbox/control.ts";
 import { didNotAnswer, jobHasEnded, stoppedBeforeStart } from "../../mailbox/errors.ts";
-import { jobPhase, LIFECYCLE, startStageOf, type LivePhase } from "../../mailbox/lifecycle.ts";
+import { jobPhase, LIFECYCLE, startStageOf } from "../../mailbox/lifecycle.ts";
 import type { ActorToHost, Notice, ReadyReport } from "../../mailbox/messages.ts";
 import type { RetainedWindow, TakenOutput } from "../../mailbox/output.ts";
 import type { ActorResult } from "../../mailbox/result.ts";
@@ -22,7 +22,7 @@ import { Heartbeat, machineLoad, readThread, type MachineLoad, type ThreadReadin
 import { processTable } from "../../shared/process-table/index.ts";
 import type { ActorPool } from "./pool.ts";
 import { Supervisor, supervisorResult } from "./supervisor.ts";
-import type { JobEnded, JobFigures, JobHandle, JobKind, JobPhase, JobState, StartStage, StopRequester } from "./api.ts";
+import type { JobEnded, JobFigures, JobHandle, JobKind, JobState, StartStage, StopRequester } from "./api.ts";
 
 const EMPTY_WINDOW: RetainedWindow = { lines: [], droppedLines: 0, droppedBytes: 0 };
 const NOTHING_TAKEN: TakenOutput = { text: "", bytes: 0, omittedBytes: 0 };
@@ -139,7 +139,7 @@ export class Job implements JobHandle {
   // ── JobHandle ─────────────────────────────────────────────────────────────────────────────────────────────────
 
   state = (): JobState => (this.final ? this.ended(this.final) : { phase: this.livePhase(), stopBy: this.stopBy });
-  phase = (): JobPhase => jobPhase(this.cell.state(), this.final !== null);
+  phase = (): JobState["phase"] => jobPhase(this.cell.state(), this.final !== null);
   /**
    * Each stage from the fact that owns it (mailbox/lifecycle.ts, startStageOf): the cell says whether the actor claimed
    * the spawn (`spawning`) or is past it, and before the claim the pool says whether the start still waits there or was
@@ -254,7 +254,7 @@ export class Job implements JobHandle {
   // ── State ─────────────────────────────────────────────────────────────────────────────────────────────────────
 
   /** The phase of a job whose result is not in: `running` exactly when the process exists, whatever is in flight. */
-  private livePhase(): LivePhase {
+  private livePhase(): Exclude<JobState["phase"], "ended"> {
     return LIFECYCLE[this.cell.state()].host;
   }
 

@@ -21,7 +21,7 @@ import type { ActorResult, EndCause } from "../../mailbox/result.ts";
 import type { JobSpec } from "../../mailbox/spec.ts";
 import { MAX_TIMER_MS, STREAM_CLOSE_ROUNDS, STREAM_CLOSE_WAIT_MS } from "../../mailbox/timings.ts";
 import { signalTagged, taggedProcesses } from "../../shared/process-table/index.ts";
-import { stopGroup } from "../../shared/process-group.ts";
+import { stopGroup, type StopOutcome } from "../../shared/process-group.ts";
 import { OwnClock, type Heartbeat } from "./heartbeat.ts";
 import { NO_EVIDENCE } from "../../mailbox/evidence.ts";
 
@@ -216,7 +216,7 @@ export function supervisorResult(
   job: Pick<SupervisedJob, "spec" | "requestedAt" | "cell">,
   cause: EndCause,
   message: string,
-  cleanup: { confirmed: boolean; escalated: boolean },
+  cleanup: StopOutcome,
 ): ActorResult {
   const cell = job.cell.read();
   const log = cell.startedEpochMs === null ? { path: null, bytes: 0 } : { path: `${job.spec.log.dir}/${job.spec.id}`, bytes: cell.logBytes };

@@ -7,7 +7,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Parkable } from "../session/handover.ts";
-import { carriesJobs, type Lifecycle } from "../session/lifecycle.ts";
+import { carriesJobs, type InstanceLife } from "../session/instance-life.ts";
 import type { JobRuntime } from "../runtime/api.ts";
 import { SHELL_JOBS_GUIDANCE } from "./guidance.ts";
 import { WAKE_MESSAGE_TYPE, type SentWakeDetails } from "./notices.ts";
@@ -41,8 +41,8 @@ interface ParkedShell extends Parkable {
   state: ShellState;
 }
 
-export function installShellJobs(pi: ExtensionAPI, lifecycle: Lifecycle, options: ShellJobsOptions = {}): ShellJobs {
-  const runtime = (): JobRuntime => lifecycle.runtime();
+export function installShellJobs(pi: ExtensionAPI, life: InstanceLife, options: ShellJobsOptions = {}): ShellJobs {
+  const runtime = (): JobRuntime => life.runtime();
   const service = new ShellService(createShellState({ capacity: options.capacity, wakeTiming: options.wakeTiming }), { ...options, runtime });
   const wakes = new WakeScheduler(
     () => service.state,
@@ -52,7 +52,7 @@ export function installShellJobs(pi: ExtensionAPI, lifecycle: Lifecycle, options
         { deliverAs: "followUp", triggerTurn: true },
       ),
   );
-  lifecycle.onPark(PARK_KEY, () => {
+  life.onPark(PARK_KEY, () => {
     const state = service.state;
     // Completions while parked are kept in the ledger; the adopting instance schedules their wake.
     state.onCompletion = () => {};
@@ -70,7 +70,7 @@ export function installShellJobs(pi: ExtensionAPI, lifecycle: Lifecycle, options
   pi.on("session_start", (event, ctx) => {
     // Parked state exists only after /reload or a session switch: the starts that continue the previous instance's
     // jobs. After /new, /resume or /fork they belong to an earlier session of this Pi.
-    const parked = lifecycle.adopted<ParkedShell>(PARK_KEY);
+    const parked = life.adopted<ParkedShell>(PARK_KEY);
     if (parked) {
       service.state = parked.state;
       if (event.reason !== "reload") service.state.piSession += 1;
@@ -92,7 +92,7 @@ export function installShellJobs(pi: ExtensionAPI, lifecycle: Lifecycle, options
 
   pi.on("session_shutdown", async (event) => {
     wakes.stop();
-    // On /reload and session switches the lifecycle has parked the state already (onPark above).
+    // On /reload and session switches the instance's life has parked the state already (onPark above).
     if (carriesJobs(event.reason)) return;
     // Quit: this session's jobs end with it (a persisted job's follower only), and the directory's persisted jobs
     // are free for the next Pi to adopt.

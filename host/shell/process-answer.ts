@@ -6,7 +6,7 @@ import type { ReadyReport } from "../../mailbox/messages.ts";
 import type { TakenOutput } from "../../mailbox/output.ts";
 import type { JobEnded, JobState } from "../runtime/api.ts";
 import type { WaitEnd } from "./job-wait.ts";
-import type { ProcessResult, ReadyResult, WaitStatus } from "./result.ts";
+import type { ProcessResult, ReadyResult } from "./result.ts";
 import { elapsedOf, supervisionOf, watchesItsTree, type SessionReading, type SessionSettings } from "./session.ts";
 import { describeEnding, statusOf } from "./supervision.ts";
 import { usageFields } from "../runtime/usage-line.ts";
@@ -82,7 +82,7 @@ export function reportedEnd(state: JobState, taken: TakenOutput | null): JobEnde
 }
 
 /** `completed` only when the answer reports the end; otherwise why the wait returned. */
-export function waitStatusOf(reportsEnd: boolean, outcome: WaitOutcome, mode: WaitMode): WaitStatus {
+export function waitStatusOf(reportsEnd: boolean, outcome: WaitOutcome, mode: WaitMode): ProcessResult["wait_status"] {
   if (reportsEnd) return "completed";
   if (outcome === "cancelled" || outcome === "steered" || outcome === "ready") return outcome;
   return mode === "immediate" ? "snapshot" : "deadline";

@@ -4,8 +4,8 @@
  * only the tools' registration needs, while the types are read wherever a result is built or drawn.
  */
 import { Type } from "typebox";
-import type { Cleanup, ProcessStatus, StopReason, SupervisionState } from "./supervision.ts";
-import { START_STAGES } from "../../ui/start-stage.ts";
+import type { Cleanup, ProcessStatus, StopReason, Supervision } from "./supervision.ts";
+import { START_STAGES } from "../../shared/start-stage.ts";
 import { UsageFieldsSchema } from "../runtime/usage-line.ts";
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -17,7 +17,7 @@ const PersistedSchema = Type.Object({ entry: Type.String(), started_by_pid: Type
 
 export const SupervisionSchema = Type.Object({
   state: Type.Union(
-    (["starting", "running", "stopping", "exited", "failed", "timed_out", "stopped", "log_quota", "log_failed"] satisfies SupervisionState[]).map((s) =>
+    (["starting", "running", "stopping", "exited", "failed", "timed_out", "stopped", "log_quota", "log_failed"] satisfies Supervision["state"][]).map((s) =>
       Type.Literal(s),
     ),
   ),

@@ -7,8 +7,8 @@ import type { Failure, ProcessStatus, Supervision } from "./supervision.ts";
 import { escapeControls, oneLine } from "../safety/escape.ts";
 import { COMMAND_PREVIEW_CHARS } from "./limits.ts";
 import type { StartStage } from "../runtime/api.ts";
-import { START_STAGE_WORDS, startingStatus, startingSummary } from "../../ui/start-stage.ts";
-import type { KillResult, ListResult, ProcessResult, ReadyResult, SetOnExitResult, WaitStatus } from "./result.ts";
+import { START_STAGE_WORDS, startingStatus, startingSummary } from "../../shared/start-stage.ts";
+import type { KillResult, ListResult, ProcessResult, ReadyResult, SetOnExitResult } from "./result.ts";
 import { usageLine } from "../runtime/usage-line.ts";
 
 export function supervisionLine(s: Supervision): string {
@@ -44,7 +44,7 @@ export function endingPhrase(r: {
   }
 }
 
-const WAIT_WORDS: Record<WaitStatus, string> = {
+const WAIT_WORDS: Record<ProcessResult["wait_status"], string> = {
   snapshot: "immediate read of unread output",
   completed: "the process has ended",
   deadline: "the tool wait ended; this is not a process timeout, the job keeps running",

@@ -7,10 +7,8 @@ import type { Cleanup, Failure, ProcessStatus, Supervision } from "./supervision
 import type { WaitMode } from "./waits.ts";
 import type { OutputRendering } from "../../mailbox/constants.ts";
 import type { StartStage } from "../runtime/api.ts";
-import type { StartingCounts } from "../../ui/start-stage.ts";
+import type { StartingCounts } from "../../shared/start-stage.ts";
 import type { UsageFields } from "../runtime/usage-line.ts";
-
-export type WaitStatus = "snapshot" | "completed" | "deadline" | "cancelled" | "steered" | "ready";
 
 /** How an exec_command with `ready` ended its wait. */
 export interface ReadyResult {
@@ -49,7 +47,8 @@ export interface ProcessResult {
   output_bytes_total: number;
   log_path: string | null;
   wait_mode: WaitMode;
-  wait_status: WaitStatus;
+  /** How the call's wait ended (not the job's status): `completed` only when this answer reports the job's end. */
+  wait_status: "snapshot" | "completed" | "deadline" | "cancelled" | "steered" | "ready";
   supervision: Supervision;
   cmd: string;
   tty: boolean;

@@ -8,7 +8,7 @@ import type { KillResult, ListResult, PersistedView, SessionEntryView, SetOnExit
 import { completionOf, elapsedOf, supervisionOf, watchesItsTree, type SessionReading, type SessionSettings } from "./session.ts";
 import { endingOf, statusOf } from "./supervision.ts";
 import { usageOf } from "./process-answer.ts";
-import { startingCounts } from "../../ui/start-stage.ts";
+import { startingCounts } from "../../shared/start-stage.ts";
 
 /**
  * One session in list_sessions. `listening`: the ports as last read (undefined: never read); `piSession`: the current

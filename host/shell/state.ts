@@ -20,7 +20,7 @@ export interface ShellState {
   closing: boolean;
   /**
    * Which of this Pi process's sessions is current, counted from 0: /new, /resume and /fork carry the jobs into the
-   * next one (host/session/lifecycle.ts), and a job or a wake from an earlier one is said to be so.
+   * next one (host/session/instance-life.ts), and a job or a wake from an earlier one is said to be so.
    */
   piSession: number;
   /** The persisted jobs of Pi's working directory (host/shell/adopt.ts). */

@@ -10,7 +10,7 @@ import type { KillResult } from "./result.ts";
 import { killAnswer } from "./session-answers.ts";
 import { logPathOf, readSession, type ShellSession } from "./session.ts";
 import type { ShellState } from "./state.ts";
-import type { KillSignal } from "./validate.ts";
+import type { StopSignal } from "../../mailbox/control.ts";
 
 /** How long past the grace kill_session waits for the stop to be confirmed before it reports `killed: false`. */
 export const KILL_CONFIRM_SLACK_MS = 10_000;
@@ -19,7 +19,7 @@ export const KILL_CONFIRM_SLACK_MS = 10_000;
  * kill_session on a registered session: a finished job is discarded (no wake, no replay; the log stays), a live one
  * is stopped and stays registered until its stop is confirmed within `confirmMs`.
  */
-export async function killSession(state: ShellState, session: ShellSession, signal: KillSignal, timing: { graceMs: number; confirmMs: number }): Promise<KillResult> {
+export async function killSession(state: ShellState, session: ShellSession, signal: StopSignal, timing: { graceMs: number; confirmMs: number }): Promise<KillResult> {
   const { confirmMs } = timing;
   const { ledger, registry } = state;
   if (session.handle.phase() === "ended") {

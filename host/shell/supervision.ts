@@ -1,18 +1,14 @@
 /**
  * What a job's supervision looks like to the model: its state, why it stopped, its hard deadline, how long it has
  * been quiet, its log and whether its process group is known to be gone. Pure: derived from the job's state (its
- * phase, who asked for a stop, its terminal result) and a few observed numbers. A live job's words are the lifecycle's
- * (mailbox/lifecycle.ts, `LiveStatus`); how a job ended is said in the shell-jobs spec's words (a deadline is
- * `timed_out`, where the runtime's cause is `timeout`).
+ * phase, who asked for a stop, its terminal result) and a few observed numbers. A live job's words are its phases
+ * (mailbox/lifecycle.ts); how a job ended is said in the shell-jobs spec's words (a deadline is `timed_out`, where the
+ * runtime's cause is `timeout`). This file is where the shell tools' status words are defined.
  */
 import type { ActorResult, LimitCause } from "../../mailbox/result.ts";
 import { liveStatus } from "../../mailbox/lifecycle.ts";
-import type { JobState, LivePhase, LiveStatus, StopRequester } from "../runtime/api.ts";
+import type { JobState, Phase, StopRequester } from "../runtime/api.ts";
 
-/** How a shell job ended, in the shell-jobs spec's words. */
-export type EndedStatus = "exited" | "failed" | "timed_out" | "stopped";
-/** The supervision's `state`: the lifecycle's word while the job lives, then how it ended (a full log named apart). */
-export type SupervisionState = LiveStatus | EndedStatus | "log_quota" | "log_failed";
 export type StopReason =
   | "timed_out"
   | "stopped"
@@ -23,12 +19,17 @@ export type StopReason =
   | "actor_crashed"
   | "actor_unresponsive"
   | LimitCause;
+/** The supervision's `cleanup`: nothing to stop, a stop under way, then whether the group was confirmed gone. */
 export type Cleanup = "none" | "pending" | "confirmed" | "unconfirmed";
-/** The tools' `status`: whether the process exists yet, then how the job ended (a stop request leaves it as it is). */
-export type ProcessStatus = LivePhase | EndedStatus;
+/**
+ * The tools' `status`: whether the process exists yet (its phase), then how the job ended in the shell-jobs spec's
+ * words (a stop request leaves it as it is).
+ */
+export type ProcessStatus = Extract<Phase, "starting" | "running"> | "exited" | "failed" | "timed_out" | "stopped";
 
 export interface Supervision {
-  state: SupervisionState;
+  /** Its phase while the job lives (`stopping` from a stop request on), then how it ended, a full log named apart. */
+  state: ProcessStatus | Extract<Phase, "stopping"> | "log_quota" | "log_failed";
   stop_reason: StopReason | null;
   deadline_utc: string | null;
   quiet_ms: number | null;
@@ -50,8 +51,8 @@ export interface Failure {
 
 /** How a job ended, in the terms of the tool results. */
 export interface Ending {
-  status: EndedStatus;
-  state: Exclude<SupervisionState, LiveStatus>;
+  status: Exclude<ProcessStatus, Phase>;
+  state: Exclude<Supervision["state"], Phase>;
   stopReason: StopReason | null;
   failure: Failure | null;
 }

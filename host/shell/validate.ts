@@ -7,12 +7,12 @@ import { FIELDS, type ShellToolName } from "./params.ts";
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, MAX_WRITE_QUEUE_BYTES, PERSIST_DEFAULT_TIMEOUT_SECONDS, PTY_COLS, PTY_ROWS } from "./limits.ts";
 import type { WaitKind } from "./waits.ts";
 import type { ReadySpec, ResourceLimits } from "../../mailbox/spec.ts";
+import type { StopSignal } from "../../mailbox/control.ts";
 import { readyOf, stallOf } from "../tools/ready.ts";
 import { limitsOf } from "../tools/limits.ts";
 import { fail, type Checked } from "../tools/checked.ts";
 
 export type OnExit = "none" | "wake";
-export type KillSignal = "SIGTERM" | "SIGKILL" | "SIGINT" | "SIGHUP" | "SIGQUIT";
 
 export interface ExecRequest {
   cmd: string;
@@ -57,7 +57,7 @@ export interface SetOnExitRequest {
 
 export interface KillRequest {
   sessionId: number;
-  signal: KillSignal;
+  signal: StopSignal;
 }
 
 /** Fields that belong to one tool, named when the model puts them on another. */
@@ -294,17 +294,17 @@ export function validateSetOnExit(raw: unknown): Checked<SetOnExitRequest> {
   return { ok: true, value: { sessionId: call.value.sessionId, onExit: onExit.value } };
 }
 
-const SIGNALS: readonly KillSignal[] = ["SIGTERM", "SIGKILL", "SIGINT", "SIGHUP", "SIGQUIT"];
+const SIGNALS: readonly StopSignal[] = ["SIGTERM", "SIGKILL", "SIGINT", "SIGHUP", "SIGQUIT"];
 
 export function validateKill(raw: unknown): Checked<KillRequest> {
   const tool = "kill_session";
   const call = sessionCall(tool, raw);
   if (!call.ok) return call;
-  let signal: KillSignal = "SIGTERM";
+  let signal: StopSignal = "SIGTERM";
   const rawSignal = call.value.fields.signal;
   if (rawSignal !== undefined) {
     const name = typeof rawSignal === "string" ? rawSignal.trim().toUpperCase() : "";
-    const full = (name.startsWith("SIG") ? name : `SIG${name}`) as KillSignal;
+    const full = (name.startsWith("SIG") ? name : `SIG${name}`) as StopSignal;
     if (!SIGNALS.includes(full)) return fail(`${tool}: signal must be one of ${SIGNALS.join(", ")} (got ${JSON.stringify(rawSignal)})`);
     signal = full;
   }

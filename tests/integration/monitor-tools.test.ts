@@ -1,5 +1,5 @@
 /**
- * The monitor tools' own guards, driven directly (a minimal stand-in for Pi's extension API, the real lifecycle
+ * The monitor tools' own guards, driven directly (a minimal stand-in for Pi's extension API, the real instance life
  * and runtime underneath): what Pi's loop normally prevents before a call executes must still hold if a call
  * reaches `execute` anyway, and cancelling a call that waits stops its monitor.
  */
@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionToolContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installLifecycle, type Lifecycle } from "../../host/session/lifecycle.ts";
+import { installInstanceLife, type InstanceLife } from "../../host/session/instance-life.ts";
 import { installMonitors } from "../../host/monitor/install.ts";
 import { groupGone } from "./helpers.ts";
 
@@ -43,14 +43,14 @@ function fakePi(): FakePi {
 }
 
 let pi: FakePi;
-let lifecycle: Lifecycle;
+let life: InstanceLife;
 let cwd: string;
 
 beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), "pi-jobs-monitor-tools-"));
   pi = fakePi();
-  lifecycle = installLifecycle(pi.api, { warm: 1, checkMessages: true });
-  installMonitors(pi.api, lifecycle);
+  life = installInstanceLife(pi.api, { warm: 1, checkMessages: true });
+  installMonitors(pi.api, life);
   await pi.emit("session_start", { type: "session_start", reason: "startup" });
 });
 
@@ -75,7 +75,7 @@ describe("monitor_start guards", () => {
     await expect(
       monitorStart().execute("call-1", { command: `touch ${join(cwd, "ran")}`, result_pattern: "^X$" } as never, aborted, undefined, context("print")),
     ).rejects.toThrow("monitor_start: cancelled before the monitor started");
-    expect(lifecycle.runtime().list()).toEqual([]);
+    expect(life.runtime().list()).toEqual([]);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(existsSync(join(cwd, "ran"))).toBe(false);
   });
@@ -100,7 +100,7 @@ describe("monitor_start guards", () => {
     );
     const job = await (async () => {
       for (let i = 0; i < 500; i += 1) {
-        const found = lifecycle.runtime().list()[0];
+        const found = life.runtime().list()[0];
         if (found?.phase() === "running") return found;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }

@@ -1,6 +1,7 @@
 /**
  * The folders' import rules (docs/architecture.md, "Folders"): code that runs on a worker thread never reaches
- * Pi, the host or the UI; the spawner process loads nothing but its protocol; the UI takes only types from the host; the tests never import the benchmarks (the
+ * Pi, the host or the UI; the spawner process loads nothing but its protocol; the UI takes only types from the host and the host's
+ * model-facing code no values from the UI; the tests never import the benchmarks (the
  * benchmarks share the tests' fixtures instead).
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -86,6 +87,14 @@ describe("import rules", () => {
     const broken = sourcesUnder("ui")
       .flatMap(importsOf)
       .filter((entry) => entry.target.startsWith("host/") && !entry.typeOnly);
+    expect(broken.map(describeImport)).toEqual([]);
+  });
+
+  it("host/ takes values from ui/ only where it draws (host/console/, install files): what the model reads says no UI's words", () => {
+    const broken = sourcesUnder("host")
+      .filter((file) => !file.startsWith("host/console/") && !file.endsWith("/install.ts") && file !== "host/install.ts")
+      .flatMap(importsOf)
+      .filter((entry) => entry.target.startsWith("ui/") && !entry.typeOnly);
     expect(broken.map(describeImport)).toEqual([]);
   });
 

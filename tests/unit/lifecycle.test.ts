@@ -14,14 +14,12 @@ import {
   phaseCode,
   phaseOfCode,
   startStageOf,
-  type ActorPhase,
-  type LivePhase,
   type Phase,
 } from "../../mailbox/lifecycle.ts";
 import { deriveSupervision, statusOf } from "../../host/shell/supervision.ts";
 import type { JobState } from "../../host/runtime/api.ts";
 
-const ACTOR_PHASES: ActorPhase[] = ["starting", "spawning", "running", "stopping", "ended"];
+const ACTOR_PHASES: Exclude<Phase, "cancelled">[] = ["starting", "spawning", "running", "stopping", "ended"];
 
 describe("the lifecycle table", () => {
   it("numbers every phase once, `starting` as 0 (a new cell's zeroed word), and reads an unknown number as starting", () => {
@@ -84,7 +82,7 @@ describe("the lifecycle table", () => {
   });
 
   it("is what the shell tools say of a live job: the status keeps the phase, the supervision says stopping", () => {
-    for (const phase of ["starting", "running"] satisfies LivePhase[]) {
+    for (const phase of ["starting", "running"] satisfies Exclude<JobState["phase"], "ended">[]) {
       for (const stopBy of [null, "tool", "session_shutdown"] as const) {
         const job: JobState = { phase, stopBy };
         expect(statusOf(job, 1000)).toBe(phase);

@@ -20,7 +20,7 @@ import type { JobView } from "../../ui/views.ts";
 import { initialState } from "../../ui/console-state.ts";
 import { renderConsole } from "../../ui/console-view.ts";
 import { renderPicker } from "../../ui/sessions-picker.ts";
-import { shownStatus, startingCounts, startingOf, startingStatus, startingSummary } from "../../ui/start-stage.ts";
+import { shownStatus, startingCounts, startingOf, startingStatus, startingSummary } from "../../shared/start-stage.ts";
 import { PLAIN_THEME } from "../fixtures/plain-theme.ts";
 import { actorResult, figures, reading, settings } from "../fixtures/shell-readings.ts";
 import { monitorJob, snapshotOf } from "../fixtures/ui-snapshots.ts";

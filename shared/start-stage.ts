@@ -1,10 +1,10 @@
 /**
- * How a starting job's stage (StartStage, host/runtime/api.ts) is said, once for every place that says it: the shell
+ * How a starting job's stage (StartStage, mailbox/lifecycle.ts) is said, once for every place that says it: the shell
  * tools' answers to the model, the /monitor console, the sessions picker and the `/jobs` overview. A burst of starts
- * then reads the same everywhere: `starting: waiting for a thread` per job, and one line that counts them. Pure.
+ * then reads the same everywhere: `starting: waiting for a thread` per job, and one line that counts them. In shared/
+ * because the model hears these words: the host's answers must not take them from the UI. Pure.
  */
-import type { StartStage } from "../host/runtime/api.ts";
-import type { JobView } from "./views.ts";
+import type { StartStage } from "../mailbox/lifecycle.ts";
 
 export const START_STAGE_WORDS: Readonly<Record<StartStage, string>> = {
   waiting_for_thread: "waiting for a thread",
@@ -39,7 +39,8 @@ export function startingSummary(counts: StartingCounts): string | null {
 
 /** What a row of a job shows its start with: its status, and the stage while it starts (JobView's, or a handle's). */
 export interface ShownStart {
-  status: JobView["status"];
+  /** Any tool's status word for the job (ui/views.ts, JobView's `status`); only `starting` is told apart here. */
+  status: string;
   startStage?: StartStage | null;
 }
 

@@ -9,7 +9,7 @@ import { cleanUpInBackground } from "../safety/crash-cleanup.ts";
 import { adopt, park, type Parkable } from "./handover.ts";
 import { createJobRuntime, type RuntimeOptions, type SupervisedRuntime } from "../runtime/runtime.ts";
 
-export interface Lifecycle {
+export interface InstanceLife {
   /** The runtime of the current session (created on first use). */
   runtime(): SupervisedRuntime;
   /** State another part parked under `key` before /reload or a session switch, available from session_start on. */
@@ -33,7 +33,7 @@ interface ParkedRuntime extends Parkable {
   runtime: SupervisedRuntime;
 }
 
-export function installLifecycle(pi: ExtensionAPI, options: RuntimeOptions = {}): Lifecycle {
+export function installInstanceLife(pi: ExtensionAPI, options: RuntimeOptions = {}): InstanceLife {
   let runtime: SupervisedRuntime | null = null;
   let adoptedState: Record<string, Parkable> = {};
   const parkers = new Map<string, () => Parkable>();
