@@ -4,7 +4,7 @@
  * running one like any job, and a second Pi in that directory only lists the owner's jobs. Each Pi is its own
  * extension instance with its own ownership lock (held by a process of its own).
  */
-import { fauxAssistantMessage, fauxToolCall, type FauxResponseFactory } from "@earendil-works/pi-ai";
+import type { FauxResponseFactory } from "@earendil-works/pi-ai";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,16 +14,13 @@ import { pidAlive } from "../integration/helpers.ts";
 import { keeperOf, ownerLockReleased, stopLeftover } from "./harness/persisted-entry.ts";
 import { startSdkSession, wakeMessages, type SdkSession } from "./harness/sdk.ts";
 import { pollUntil } from "./harness/wait.ts";
+import { answer, call, ends } from "./harness/turns.ts";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function call(name: string, args: Record<string, unknown>): FauxResponseFactory {
-  return () => fauxAssistantMessage([fauxToolCall(name, args as Parameters<typeof fauxToolCall>[1])], { stopReason: "toolUse" });
-}
-const say = (text: string): FauxResponseFactory => () => fauxAssistantMessage(text);
 
 async function pi(cwd: string, responses: FauxResponseFactory[]): Promise<SdkSession> {
   const sdk = await startSdkSession({ cwd, responses });
@@ -31,8 +28,6 @@ async function pi(cwd: string, responses: FauxResponseFactory[]): Promise<SdkSes
   return sdk;
 }
 
-type ToolEnd = { toolName: string; isError: boolean; result: { content: { text?: string }[]; details: any } };
-const ends = (sdk: SdkSession): ToolEnd[] => sdk.eventsOf("tool_execution_end") as unknown as ToolEnd[];
 
 
 
@@ -40,7 +35,7 @@ const project = (): string => mkdtempSync(join(tmpdir(), "project-"));
 
 /** Starts a persisted job in a first Pi, lists it, quits that Pi; returns the job's registry entry. */
 async function startThenQuit(cwd: string, args: Record<string, unknown>): Promise<string> {
-  const first = await startSdkSession({ cwd, responses: [call("exec_command", { persist: true, ...args }), call("list_sessions", {}), say("started")] });
+  const first = await startSdkSession({ cwd, responses: [call("exec_command", { persist: true, ...args }), call("list_sessions", {}), answer("started")] });
   await first.prompt("start");
   const entry = ends(first)[1]!.result.details.sessions[0].persisted.entry as string;
   cleanups.push(() => stopLeftover(entry));
@@ -55,7 +50,7 @@ describe("persisted jobs are re-attached by the next Pi in the directory", () =>
     const cwd = project();
     const entry = await startThenQuit(cwd, { cmd: "echo started; sleep 3; echo finishing; exit 3", on_exit: "wake", yield_time_ms: 250 });
     await pollUntil(() => existsSync(join(entry, "end")), { what: "the job to end while no Pi runs" });
-    const next = await pi(cwd, [say("woken"), call("list_sessions", {}), say("listed")]);
+    const next = await pi(cwd, [answer("woken"), call("list_sessions", {}), answer("listed")]);
     await next.waitForSettled(1, 30_000);
     const wakes = wakeMessages(next);
     expect(wakes).toHaveLength(1);
@@ -67,7 +62,7 @@ describe("persisted jobs are re-attached by the next Pi in the directory", () =>
     await next.dispose();
     expect(existsSync(entry)).toBe(false);
     // A third Pi finds nothing left to adopt or report.
-    const third = await pi(cwd, [call("list_sessions", {}), say("listed")]);
+    const third = await pi(cwd, [call("list_sessions", {}), answer("listed")]);
     await third.prompt("list");
     expect(ends(third)[0]!.result.details).toMatchObject({ active_count: 0, completed_count: 0 });
   });
@@ -81,7 +76,7 @@ describe("persisted jobs are re-attached by the next Pi in the directory", () =>
         call("list_sessions", {}),
         // A long call in the same run: the job's wake is queued behind it, not yet in the conversation.
         call("exec_command", { cmd: "sleep 25", yield_time_ms: 25_000 }),
-        say("done"),
+        answer("done"),
       ],
     });
     const run = first.prompt("start").catch(() => undefined);
@@ -95,7 +90,7 @@ describe("persisted jobs are re-attached by the next Pi in the directory", () =>
     await ownerLockReleased(cwd);
     // Handed over, never shown: the end is still the next Pi's to report.
     expect(existsSync(join(entry, "end"))).toBe(true);
-    const next = await pi(cwd, [say("woken"), say("spare")]);
+    const next = await pi(cwd, [answer("woken"), answer("spare")]);
     await next.waitForSettled(1, 30_000);
     const wakes = wakeMessages(next);
     expect(wakes).toHaveLength(1);
@@ -122,7 +117,7 @@ describe("persisted jobs are re-attached by the next Pi in the directory", () =>
       call("list_sessions", {}),
       call("write_stdin", { session_id: 1, chars: "hello\\n", yield_time_ms: 1000, raw: true }),
       call("kill_session", { session_id: 1 }),
-      say("done"),
+      answer("done"),
     ]);
     await next.prompt("adopt");
     const listed = ends(next)[0]!.result.details.sessions[0];
@@ -141,11 +136,11 @@ describe("persisted jobs are re-attached by the next Pi in the directory", () =>
 
   test("a second Pi in the same directory lists the owner's jobs and cannot start persisted ones; another directory sees nothing", async () => {
     const cwd = project();
-    const owner = await pi(cwd, [call("exec_command", { cmd: "sleep 60", persist: true, yield_time_ms: 250 }), call("list_sessions", {}), say("started")]);
+    const owner = await pi(cwd, [call("exec_command", { cmd: "sleep 60", persist: true, yield_time_ms: 250 }), call("list_sessions", {}), answer("started")]);
     await owner.prompt("start");
     const entry = ends(owner)[1]!.result.details.sessions[0].persisted.entry as string;
     cleanups.push(() => stopLeftover(entry));
-    const second = await pi(cwd, [call("list_sessions", {}), call("exec_command", { cmd: "true", persist: true }), say("seen")]);
+    const second = await pi(cwd, [call("list_sessions", {}), call("exec_command", { cmd: "true", persist: true }), answer("seen")]);
     await second.prompt("look");
     expect(ends(second)[0]!.result.details).toMatchObject({
       active_count: 0,
@@ -153,7 +148,7 @@ describe("persisted jobs are re-attached by the next Pi in the directory", () =>
     });
     expect(ends(second)[1]!.isError).toBe(true);
     expect(ends(second)[1]!.result.content[0]!.text).toMatch(/another Pi \(pid \d+\) owns the persisted jobs of this directory/);
-    const elsewhere = await pi(project(), [call("list_sessions", {}), say("seen")]);
+    const elsewhere = await pi(project(), [call("list_sessions", {}), answer("seen")]);
     await elsewhere.prompt("look");
     expect(ends(elsewhere)[0]!.result.details.owned_by_another_pi).toBeUndefined();
     expect(ends(elsewhere)[0]!.result.details.sessions).toEqual([]);
@@ -169,7 +164,7 @@ describe("persisted jobs are re-attached by the next Pi in the directory", () =>
         call("exec_command", { cmd: "while [ ! -e go ]; do sleep 0.05; done; exit 4", persist: true, yield_time_ms: 100 }),
         call("set_on_exit", { session_id: 1, on_exit: "wake" }),
         call("list_sessions", {}),
-        say("armed"),
+        answer("armed"),
       ],
     });
     await first.prompt("start");
@@ -179,7 +174,7 @@ describe("persisted jobs are re-attached by the next Pi in the directory", () =>
     expect(JSON.parse(readFileSync(join(entry, "entry.json"), "utf8"))).toMatchObject({ onExit: "wake" });
     await first.dispose();
     await ownerLockReleased(cwd);
-    const next = await pi(cwd, [say("woken")]);
+    const next = await pi(cwd, [answer("woken")]);
     writeFileSync(join(cwd, "go"), "");
     await pollUntil(() => wakeMessages(next).length > 0, { what: "the adopted job's wake", timeoutMs: 30_000 });
     expect(wakeMessages(next)[0]!.details.sessions[0]).toMatchObject({ status: "exited", exit_code: 4, earlier_session: true });

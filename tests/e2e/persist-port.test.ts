@@ -4,7 +4,6 @@
  * kill_session leaves no process, not even one that left the job's group (found by the job's own tag, which the
  * keeper sets). Each Pi is its own extension instance with its own ownership lock.
  */
-import { fauxAssistantMessage, fauxToolCall, type FauxResponseFactory } from "@earendil-works/pi-ai";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,19 +13,14 @@ import { pidAlive } from "../integration/helpers.ts";
 import { keeperOf, ownerLockReleased, stopLeftover } from "./harness/persisted-entry.ts";
 import { startSdkSession, type SdkSession } from "./harness/sdk.ts";
 import { pollUntil } from "./harness/wait.ts";
+import { answer, call, ends } from "./harness/turns.ts";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function call(name: string, args: Record<string, unknown>): FauxResponseFactory {
-  return () => fauxAssistantMessage([fauxToolCall(name, args as Parameters<typeof fauxToolCall>[1])], { stopReason: "toolUse" });
-}
-const say = (text: string): FauxResponseFactory => () => fauxAssistantMessage(text);
 
-type ToolEnd = { toolName: string; isError: boolean; result: { content: { text?: string }[]; details: any } };
-const ends = (sdk: SdkSession): ToolEnd[] => sdk.eventsOf("tool_execution_end") as unknown as ToolEnd[];
 
 /** The server, and beside it a process that leaves the job's group (as a daemonising child does) and writes its pid. */
 function devServer(port: number): string {
@@ -54,7 +48,7 @@ describe.runIf(process.platform === "linux")("a persisted dev server with ready.
     const port = await freePort();
     const first = await startSdkSession({
       cwd,
-      responses: [call("exec_command", { cmd: devServer(port), persist: true, ready: { port, timeout_ms: 30_000 } }), call("list_sessions", {}), say("started")],
+      responses: [call("exec_command", { cmd: devServer(port), persist: true, ready: { port, timeout_ms: 30_000 } }), call("list_sessions", {}), answer("started")],
     });
     await first.prompt("start");
     const started = ends(first)[0]!.result.details;
@@ -78,7 +72,7 @@ describe.runIf(process.platform === "linux")("a persisted dev server with ready.
     expect(tagged(tag)).toEqual(expect.arrayContaining([job, escapee]));
     expect(tagged(tag)).not.toContain(keeper);
 
-    const next = await startSdkSession({ cwd, responses: [call("list_sessions", {}), say("listed"), call("kill_session", { session_id: 1 }), say("done")] });
+    const next = await startSdkSession({ cwd, responses: [call("list_sessions", {}), answer("listed"), call("kill_session", { session_id: 1 }), answer("done")] });
     cleanups.push(() => next.dispose());
     // Pi's session_start has run once startSdkSession returns (the extensions are bound): the list's wait counts from here.
     const sinceStart = performance.now();

@@ -4,7 +4,7 @@
  * the wake with the real exit code, kill_session through the keeper. Quitting Pi ends every ordinary job and spares
  * the persisted one, whose registry entry stays for the next Pi.
  */
-import { fauxAssistantMessage, fauxToolCall, type FauxResponseFactory } from "@earendil-works/pi-ai";
+import { fauxAssistantMessage, type FauxResponseFactory } from "@earendil-works/pi-ai";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -13,16 +13,13 @@ import { pidAlive } from "../integration/helpers.ts";
 import { keeperOf, stopLeftover } from "./harness/persisted-entry.ts";
 import { startSdkSession, wakeMessages, type SdkSession } from "./harness/sdk.ts";
 import { pollUntil } from "./harness/wait.ts";
+import { answer, call, ends, type ToolEnd } from "./harness/turns.ts";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function call(name: string, args: Record<string, unknown>): FauxResponseFactory {
-  return () => fauxAssistantMessage([fauxToolCall(name, args as Parameters<typeof fauxToolCall>[1])], { stopReason: "toolUse" });
-}
-const say = (text: string): FauxResponseFactory => () => fauxAssistantMessage(text);
 
 async function start(responses: FauxResponseFactory[]): Promise<SdkSession> {
   const sdk = await startSdkSession({ responses });
@@ -30,8 +27,6 @@ async function start(responses: FauxResponseFactory[]): Promise<SdkSession> {
   return sdk;
 }
 
-type ToolEnd = { toolName: string; isError: boolean; result: { content: { text?: string }[]; details: any } };
-const ends = (sdk: SdkSession): ToolEnd[] => sdk.eventsOf("tool_execution_end") as unknown as ToolEnd[];
 const textOf = (end: ToolEnd): string => end.result.content.map((c) => c.text ?? "").join("");
 
 
@@ -40,11 +35,11 @@ describe("persist: true", () => {
   test("runs under its keeper: output, input through the FIFO, and one wake with the real exit code; its entry goes once the wake is shown", async () => {
     const sdk = await start([
       call("exec_command", { cmd: 'echo ready; read line; echo "got $line"; sleep 1; exit 3', persist: true, on_exit: "wake", ready: { pattern: "^ready$" } }),
-      say("started"),
+      answer("started"),
       call("list_sessions", {}),
-      say("listed"),
+      answer("listed"),
       call("write_stdin", { session_id: 1, chars: "hello\\n", yield_time_ms: 250 }),
-      say("sent"),
+      answer("sent"),
       () => fauxAssistantMessage("woken"),
     ]);
     await sdk.prompt("start");
@@ -82,7 +77,7 @@ describe("persist: true", () => {
       call("list_sessions", {}),
       call("write_stdin", { session_id: 1, chars: "hello\\n", end_stdin: true, yield_time_ms: 250 }),
       call("kill_session", { session_id: 1 }),
-      say("refused"),
+      answer("refused"),
     ]);
     await sdk.prompt("try");
     const errors = ends(sdk).map((end) => [end.isError, textOf(end)] as const);
@@ -101,7 +96,7 @@ describe("persist: true", () => {
     const sdk = await start([
       call("exec_command", { cmd: "sleep 60 & sleep 60 & sleep 60 & sleep 60 & wait", persist: true, limits: { processes: 3 }, yield_time_ms: 250 }),
       call("list_sessions", {}),
-      say("started"),
+      answer("started"),
     ]);
     await sdk.prompt("start");
     const entry = ends(sdk)[1]!.result.details.sessions[0].persisted.entry as string;
@@ -117,7 +112,7 @@ describe("persist: true", () => {
         call("exec_command", { cmd: "sleep 60", persist: true, yield_time_ms: 250 }),
         call("exec_command", { cmd: "echo $$ > ordinary.pid; exec sleep 60", yield_time_ms: 250 }),
         call("list_sessions", {}),
-        say("started"),
+        answer("started"),
       ],
     });
     cleanups.push(() => sdk.dispose());
@@ -145,7 +140,7 @@ describe("persist: true", () => {
       call("exec_command", { cmd: "sleep 60 & sleep 60", persist: true, on_exit: "wake", yield_time_ms: 250 }),
       call("list_sessions", {}),
       call("kill_session", { session_id: 1 }),
-      say("killed"),
+      answer("killed"),
     ]);
     await sdk.prompt("start and kill");
     const entry = ends(sdk)[1]!.result.details.sessions[0].persisted.entry as string;
@@ -159,7 +154,7 @@ describe("persist: true", () => {
   test("its keeper ends it at its hard lifetime, and the report says so", async () => {
     const sdk = await start([
       call("exec_command", { cmd: "trap '' TERM; sleep 60", persist: true, timeout_seconds: 1, yield_time_ms: 30_000 }),
-      say("done"),
+      answer("done"),
     ]);
     await sdk.prompt("start");
     const details = ends(sdk)[0]!.result.details;

@@ -22,7 +22,6 @@
  *
  * tests/e2e/persist-cycles.test.ts runs a few cycles of the same.
  */
-import { fauxAssistantMessage, fauxToolCall, type FauxResponseFactory } from "@earendil-works/pi-ai";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -31,6 +30,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { projectDir } from "../../host/persist/registry.ts";
 import { ownerLockReleased } from "../e2e/harness/persisted-entry.ts";
 import { startSdkSession, wakeMessages, type SdkSession } from "../e2e/harness/sdk.ts";
+import { answer, call, ends } from "../e2e/harness/turns.ts";
+import { pidAlive } from "../integration/helpers.ts";
 
 export interface CycleOutcome {
   cycles: number;
@@ -55,12 +56,7 @@ export interface CycleOutcome {
   lockFreeAfterMs: { median: number; max: number };
 }
 
-const call = (name: string, args: Record<string, unknown>): FauxResponseFactory => () =>
-  fauxAssistantMessage([fauxToolCall(name, args as Parameters<typeof fauxToolCall>[1])], { stopReason: "toolUse" });
-const say = (text: string): FauxResponseFactory => () => fauxAssistantMessage(text);
 
-type ToolEnd = { toolName: string; result: { details: any } };
-const ends = (sdk: SdkSession): ToolEnd[] => sdk.eventsOf("tool_execution_end") as unknown as ToolEnd[];
 
 /**
  * How long the cycle's persisted job sleeps before it exits: within its own Pi (after exec_command has answered, so
@@ -70,15 +66,6 @@ const SLEEPS = [0.6, 1.5, 4];
 const codeOf = (cycle: number): number => 1 + (cycle % 250);
 const marker = (cycle: number): string => `persisted-cycle-${cycle}`;
 const cycleIn = (cmd: string): string | null => /persisted-cycle-(\d+);/.exec(cmd)?.[1] ?? null;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 async function until(probe: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
@@ -125,15 +112,15 @@ export async function runCycles(
   for (let pi = 0; pi <= cycles; pi += 1) {
     const last = pi === cycles;
     const script = last
-      ? [call("list_sessions", {}), say("listed")]
+      ? [call("list_sessions", {}), answer("listed")]
       : [
           call("exec_command", { cmd: `echo ${marker(pi)}; sleep ${SLEEPS[pi % SLEEPS.length]}; exit ${codeOf(pi)}`, persist: true, on_exit: "wake", yield_time_ms: 100 }),
           call("exec_command", { cmd: `echo $$ > ordinary-${pi}.pid; exec sleep 60`, yield_time_ms: 100 }),
           call("list_sessions", {}),
-          say("started"),
+          answer("started"),
         ];
     const startedAt = performance.now();
-    const sdk = await startSdkSession({ cwd, responses: [...script, ...Array.from({ length: 40 }, () => say("noted"))] });
+    const sdk = await startSdkSession({ cwd, responses: [...script, ...Array.from({ length: 40 }, () => answer("noted"))] });
     try {
       await sdk.prompt("go");
       listedAfter.push(performance.now() - startedAt);
@@ -179,7 +166,7 @@ export async function runCycles(
     lockWaits.push(await ownerLockReleased(cwd));
     if (!last) {
       const ordinary = Number(readFileSync(join(cwd, `ordinary-${pi}.pid`), "utf8").trim());
-      if (!(await until(() => !alive(ordinary), 5_000))) survivingOrdinary.push(ordinary);
+      if (!(await until(() => !pidAlive(ordinary), 5_000))) survivingOrdinary.push(ordinary);
     }
     if (pi % 10 === 9) log(`${pi + 1} cycles, ${Math.round((performance.now() - began) / 1000)} s`);
   }
@@ -190,7 +177,7 @@ export async function runCycles(
     if (!codes.includes(codeOf(cycle))) lostExitCodes.push(`cycle ${cycle}: expected ${codeOf(cycle)}, delivered ${JSON.stringify(codes)}`);
     if (codes.length > 1) duplicateReports.push(`cycle ${cycle}: delivered ${JSON.stringify(codes)}`);
   }
-  await until(() => [...keepers].every((pid) => !alive(pid)), 5_000);
+  await until(() => [...keepers].every((pid) => !pidAlive(pid)), 5_000);
   const folder = projectDir(cwd).dir;
   const entriesLeft = readdirSync(folder).filter((name) => name.startsWith("job-"));
   const outcome: CycleOutcome = {
@@ -200,7 +187,7 @@ export async function runCycles(
     duplicateReports,
     duplicateAdoptions,
     survivingOrdinary,
-    keepersLeft: [...keepers].filter(alive),
+    keepersLeft: [...keepers].filter(pidAlive),
     entriesLeft,
     listedAfterMs: (() => {
       const sorted = listedAfter.map(Math.round).sort((a, b) => a - b);

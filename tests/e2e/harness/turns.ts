@@ -26,3 +26,14 @@ export function monitorCall(args: Record<string, unknown>, id?: string): Call {
 export function answer(text = "ok"): FauxResponseFactory {
   return () => fauxAssistantMessage([fauxText(text)], { stopReason: "stop" });
 }
+
+/** The model calls one tool with these arguments. */
+export function call(name: string, args: Record<string, unknown>): FauxResponseFactory {
+  return callTools({ name, arguments: args as ToolCall["arguments"] });
+}
+
+/** What a tool answered, as the session recorded its end. */
+export type ToolEnd = { toolName: string; isError: boolean; result: { content: { text?: string }[]; details: any } };
+
+/** Every tool's end the session recorded, in order. */
+export const ends = (sdk: { eventsOf(type: "tool_execution_end"): unknown[] }): ToolEnd[] => sdk.eventsOf("tool_execution_end") as ToolEnd[];
