@@ -16,7 +16,7 @@ import { killText, listText, processResultText, setOnExitText } from "./result-t
 import { ShellService, type CallContext, type ShellServiceOptions } from "./service.ts";
 import { stopAllIn } from "./stop.ts";
 import { createShellState, type ShellState } from "./state.ts";
-import { WakeScheduler } from "./wake-delivery.ts";
+import { WakeScheduler, wakeDelivered } from "./wake-delivery.ts";
 import { adoptPersisted } from "./adopt.ts";
 import type { WakeTiming } from "./wake-ledger.ts";
 
@@ -124,7 +124,7 @@ export function installShellJobs(pi: ExtensionAPI, life: InstanceLife, options: 
   pi.on("message_end", (event) => {
     const message = event.message as { role?: string; customType?: string; details?: Partial<SentWakeDetails> };
     if (message.role !== "custom" || message.customType !== WAKE_MESSAGE_TYPE || typeof message.details?.wake !== "number") return;
-    service.wakeDelivered(message.details.wake, (message.details.sessions ?? []).map((shown) => shown.session_id));
+    wakeDelivered(service.state, message.details.wake, (message.details.sessions ?? []).map((shown) => shown.session_id));
   });
 
   pi.on("agent_settled", () => {

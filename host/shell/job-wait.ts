@@ -4,6 +4,7 @@
  * it never stops the job.
  */
 import { MAX_TIMER_MS } from "../../mailbox/timings.ts";
+import type { ReadyReport } from "../../mailbox/messages.ts";
 import type { JobHandle } from "../runtime/api.ts";
 
 /** How a wait ended: `reached` carries what `until` resolved with (a wait without `until` never ends so). */
@@ -60,5 +61,14 @@ export function waitFor<T = never>(job: JobHandle, options: WaitFor<T>): Promise
       };
       arm();
     }
+  });
+}
+
+/** The actor's readiness report, as a wait's `until`; a job that ended first never resolves it (its end answers). */
+export function readinessOf(handle: JobHandle): Promise<ReadyReport> {
+  return new Promise((resolveReport) => {
+    void handle.readiness().then((report) => {
+      if (report !== null) resolveReport(report);
+    });
   });
 }

@@ -14,7 +14,7 @@ import { keepFor, startActor } from "./persisted-start.ts";
 import { recordOnExit } from "../persist/registry.ts";
 import { readEmptyPollCap, readWatchdog, steerInterruptEnabled } from "../config.ts";
 import { wakeForRunaway } from "./runaway.ts";
-import { waitFor, type Steering, type WaitEnd } from "./job-wait.ts";
+import { readinessOf, waitFor, type Steering, type WaitEnd } from "./job-wait.ts";
 import { KILL_GRACE_MS, LOG_MAX_BYTES } from "./limits.ts";
 import { listeningOf, refreshListening } from "./listening.ts";
 import { joinTakes, processAnswer, reportedEnd, type WaitOutcome } from "./process-answer.ts";
@@ -54,15 +54,6 @@ export interface ShellServiceOptions {
 function planOrThrow(planned: WaitPlanResult): WaitPlan {
   if (!planned.ok) throw new ToolError(planned.error);
   return planned.plan;
-}
-
-/** The actor's readiness report; a job that ended first never resolves it (its end answers the wait). */
-function readinessOf(session: ShellSession): Promise<ReadyReport> {
-  return new Promise((resolveReport) => {
-    void session.handle.readiness().then((report) => {
-      if (report !== null) resolveReport(report);
-    });
-  });
 }
 
 export class ShellService {
@@ -123,7 +114,7 @@ export class ShellService {
     touchScript(this.state.scripts, call.toolCallId, session.id);
 
     if (request.ready !== null) {
-      const ready = await waitFor(session.handle, { until: readinessOf(session), signal: call.signal, steering: this.steering() });
+      const ready = await waitFor(session.handle, { until: readinessOf(session.handle), signal: call.signal, steering: this.steering() });
       const outcome: WaitOutcome = ready.kind !== "reached" ? ready.kind : ready.value.status === "ready" ? "ready" : "deadline";
       return await this.answer("exec_command", session, plan, outcome, call, [], request.raw, ready);
     }
@@ -263,14 +254,6 @@ export class ShellService {
   }
 
   /** wait_jobs reports this ended job: host/shell/collect.ts. */
-  /** Wake `wake`'s message reached the conversation: the ends it showed have been reported. */
-  wakeDelivered(wake: number, shown: readonly number[]): void {
-    for (const id of this.state.ledger.delivered(wake, shown)) {
-      const session = this.state.registry.get(id);
-      if (session !== undefined) endReported(session);
-    }
-  }
-
   collectEnded(session: ShellSession, call: CallContext): Promise<ProcessResult> {
     return collectEnded(this.state, session, call.toolCallId);
   }

@@ -4,6 +4,7 @@
  * agent_settled; a submission that returned is never resent — there is no guessed acknowledgement timeout.
  */
 import { wakeMessage } from "./notices.ts";
+import { endReported } from "./persist-release.ts";
 import type { ShellState } from "./state.ts";
 import type { CompletionInfo, StuckAlert } from "./wake-ledger.ts";
 
@@ -84,5 +85,13 @@ export class WakeScheduler {
       }
     }
     this.schedule();
+  }
+}
+
+/** Wake `wake`'s message reached the conversation (its message ended): the ends it showed have been reported. */
+export function wakeDelivered(state: ShellState, wake: number, shown: readonly number[]): void {
+  for (const id of state.ledger.delivered(wake, shown)) {
+    const session = state.registry.get(id);
+    if (session !== undefined) endReported(session);
   }
 }
