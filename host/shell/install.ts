@@ -165,7 +165,7 @@ function registerTools(pi: ExtensionAPI, service: ShellService): void {
 
   define(SHELL_TOOLS.exec_command, (params, call) => service.exec(params, call), processResultText);
   define(SHELL_TOOLS.write_stdin, (params, call) => service.writeStdin(params, call), processResultText);
-  define(SHELL_TOOLS.list_sessions, (params) => service.listSessions(params), listText);
+  define(SHELL_TOOLS.list_sessions, (params, call) => service.listSessions(params, call), listText);
   define(SHELL_TOOLS.set_on_exit, (params, call) => service.setOnExit(params, call), setOnExitText);
   define(SHELL_TOOLS.kill_session, (params, call) => service.kill(params, call), killText);
 }

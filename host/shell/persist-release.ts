@@ -1,11 +1,11 @@
 /**
  * When a persisted job's registry entry goes: as soon as its end has reached the model — its wake's message is in
- * the conversation showing it (not only counting it), a tool result reported it (a read that saw the exit, wait_jobs,
- * list_sessions showing its exit code), or kill_session discarded it.
- * From then on no later Pi may report that end again, so the entry is removed at once rather than at quit: a Pi killed
- * a moment later leaves nothing that the next one would report a second time. An end handed to Pi but not yet shown
- * (Pi quit or died in between) keeps its entry, and the next Pi reports it. The job's log the model was pointed at is
- * the actor's, not the entry's, so nothing the model can still read goes with the entry.
+ * the conversation showing it (not only counting it), a direct tool result reported it (a read that saw the exit,
+ * wait_jobs, list_sessions showing its exit code; in a codemode script, its receipt, at quit), or kill_session
+ * discarded it. From then on no later Pi may report that end again, so the entry is removed at once rather than at
+ * quit: a Pi killed a moment later leaves nothing that the next one would report a second time. An end handed to Pi
+ * but not yet shown (Pi quit or died in between) keeps its entry, and the next Pi reports it. The job's log the model
+ * was pointed at is the actor's, not the entry's, so nothing the model can still read goes with the entry.
  */
 import { releaseEnded } from "../persist/keeper.ts";
 import type { ShellSession } from "./session.ts";

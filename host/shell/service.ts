@@ -266,14 +266,16 @@ export class ShellService {
 
   // ── list_sessions, set_on_exit, kill_session ─────────────────────────────────────────────────────────────────
 
-  /** list_sessions as the tool answers it: the running jobs' listening ports are read from their actors first. */
-  async listSessions(raw: unknown): Promise<ListResult> {
+  /** list_sessions as the tool answers it (`call`: the tool call's): the running jobs' listening ports are read first. */
+  async listSessions(raw: unknown, call?: CallContext): Promise<ListResult> {
     unwrap(validateListSessions(raw));
     await this.state.persisted.adopted;
     await refreshListening(this.state.registry.all().filter((s) => s.handle.phase() !== "ended"));
     // The model sees each ended job's exit code here: a persisted job's end has reached it (its wake, if owed, still
-    // comes, as the listing does not consume it). Only what had ended before the answer was made: it shows them so.
-    const ended = this.state.registry.all().filter((s) => s.handle.phase() === "ended");
+    // comes, as the listing does not consume it). Only what had ended before the answer was made: it shows them so;
+    // and only in a direct call: a codemode script's result may leave the listing out.
+    const direct = call !== undefined && outerCallOf(call.toolCallId) === null;
+    const ended = direct ? this.state.registry.all().filter((s) => s.handle.phase() === "ended") : [];
     const answer = this.list(raw);
     for (const session of ended) endReported(session);
     return answer;

@@ -135,6 +135,31 @@ describe("persist: true", () => {
     expect(existsSync(join(entry, "end"))).toBe(false);
   });
 
+  test("an end list_sessions shows has reached the model: its entry goes then, not at quit", async () => {
+    const sdk = await start([
+      call("exec_command", { cmd: "sleep 1; exit 4", persist: true, yield_time_ms: 100 }),
+      call("list_sessions", {}),
+      answer("started"),
+    ]);
+    await sdk.prompt("start");
+    const entry = ends(sdk)[1]!.result.details.sessions[0].persisted.entry as string;
+    cleanups.push(() => stopLeftover(entry));
+    // Listed running: nothing reported yet, the entry stays.
+    expect(ends(sdk)[1]!.result.details.sessions[0]).toMatchObject({ exit_code: null });
+    await pollUntil(() => existsSync(join(entry, "end")), { what: "the job to end" });
+    // The follower ends once it has copied the log past the end and seen it: listed until it reads ended.
+    let listedEnded = false;
+    for (let attempt = 0; attempt < 40 && !listedEnded; attempt += 1) {
+      sdk.script(call("list_sessions", {}), answer("listed"));
+      await sdk.prompt("list");
+      const last = ends(sdk).at(-1)!.result.details.sessions[0];
+      listedEnded = last.exit_code === 4;
+      if (!listedEnded) await sleep(250);
+    }
+    expect(listedEnded).toBe(true);
+    expect(existsSync(entry)).toBe(false);
+  });
+
   test("kill_session stops the job's group and its keeper, confirmed, and removes the entry", async () => {
     const sdk = await start([
       call("exec_command", { cmd: "sleep 60 & sleep 60", persist: true, on_exit: "wake", yield_time_ms: 250 }),
