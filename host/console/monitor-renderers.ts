@@ -14,7 +14,8 @@ import { sanitizeInline } from "../../shared/sanitize.ts";
 import { fit } from "../../ui/text.ts";
 import type { UiTheme } from "../../ui/theme.ts";
 import { MONITOR_START, validateMonitorStart, type MonitorTerminalResult } from "../monitor/schemas.ts";
-import { MONITOR_MESSAGE_TYPE, MONITOR_WATCHDOG_TYPE, type MonitorDetails, type WatchdogDetails } from "../monitor/service.ts";
+import { MONITOR_MESSAGE_TYPE, MONITOR_WATCHDOG_TYPE } from "../delivery/wake-text.ts";
+import type { MonitorDetails, WatchdogDetails } from "../delivery/results.ts";
 import { errorText, EXPAND_KEYBINDING, highlightShell, rowBand, selfRendered } from "./transcript-rows.ts";
 
 interface StartDetails {

@@ -27,7 +27,7 @@ import {
 import type { UiTheme } from "../../ui/theme.ts";
 import type { Tone } from "../../ui/views.ts";
 import { SHELL_TOOL_NAMES } from "../shell/install.ts";
-import { WAKE_MESSAGE_TYPE, type WakeDetails } from "../shell/notices.ts";
+import { WAKE_MESSAGE_TYPE, type WakeDetails } from "../delivery/wake-text.ts";
 import type { KillResult, ListResult, ProcessResult, SetOnExitResult } from "../shell/result.ts";
 import { errorText, EXPAND_KEYBINDING, highlightShell, rowBand, selfRendered } from "./transcript-rows.ts";
 

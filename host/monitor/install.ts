@@ -26,15 +26,9 @@ import {
   type MonitorStopParams,
 } from "./schemas.ts";
 import { ToolError, type Checked } from "../tools/checked.ts";
-import {
-  createMonitorService,
-  MONITOR_MESSAGE_TYPE,
-  MONITOR_WATCHDOG_TYPE,
-  type MonitorDetails,
-  type MonitorHost,
-  type MonitorService,
-  type WatchdogDetails,
-} from "./service.ts";
+import { createMonitorService, type MonitorHost, type MonitorService } from "./service.ts";
+import type { Delivery } from "../delivery/install.ts";
+import { MONITOR_MESSAGE_TYPE } from "../delivery/wake-text.ts";
 
 const PARK_KEY = "monitors";
 
@@ -48,23 +42,15 @@ interface Batch {
   onlyValidMonitors: boolean;
 }
 
-export function installMonitors(pi: ExtensionAPI, life: InstanceLife): { service(): MonitorService } {
+export function installMonitors(pi: ExtensionAPI, life: InstanceLife, delivery: Delivery): { service(): MonitorService } {
   let service: MonitorService | null = null;
-  const current = (): MonitorService => (service ??= createMonitorService());
+  const current = (): MonitorService => (service ??= createMonitorService(delivery.ledger()));
   let batch: Batch = { ids: new Set(), onlyValidMonitors: false };
-  let live = false;
 
   const host: MonitorHost = {
-    deliver(delivery) {
-      if (!live) throw new Error("no live session to deliver to");
-      const customType = delivery.kind === "report" ? MONITOR_MESSAGE_TYPE : MONITOR_WATCHDOG_TYPE;
-      pi.sendMessage<MonitorDetails | WatchdogDetails>(
-        { customType, content: delivery.content, display: true, details: delivery.details },
-        { deliverAs: "steer", triggerTurn: true },
-      );
-    },
     // Read at each start, so a service adopted after /reload runs its new monitors on this instance's runtime.
     runtime: () => life.runtime(),
+    due: () => delivery.scheduler.schedule(),
   };
 
   life.onPark(PARK_KEY, () => {
@@ -75,19 +61,15 @@ export function installMonitors(pi: ExtensionAPI, life: InstanceLife): { service
     return state;
   });
 
-  pi.on("session_start", (event) => {
+  pi.on("session_start", () => {
     const adopted = life.adopted<ParkedMonitors>(PARK_KEY);
     if (adopted) service = adopted.service;
-    // Carried on by /new, /resume or /fork (not /reload, the same session): what was started before is an earlier session's.
-    if (adopted && event.reason !== "reload") adopted.service.newSession();
-    live = true;
     current().bind(host);
   });
 
   pi.on("session_shutdown", () => {
     // The instance's life already parked the service (reload) or stopped every monitor without delivery (any other end);
     // whatever this instance still holds must not reach the next session through it.
-    live = false;
     service?.bind(null);
     service = null;
   });
@@ -104,9 +86,6 @@ export function installMonitors(pi: ExtensionAPI, life: InstanceLife): { service
       onlyValidMonitors: calls.every((call) => call.name === MONITOR_START && validateMonitorStart(call.arguments).ok),
     };
   });
-
-  pi.on("agent_settled", () => service?.flush());
-  pi.on("tool_execution_end", () => service?.flush());
 
   pi.on("before_agent_start", (event, ctx) => {
     const guidance = buildGuidance(pi.getActiveTools(), hasMonitorResults(ctx));

@@ -1,26 +1,28 @@
 /**
- * The monitors of one Pi process: starting them on the job runtime, stopping them, keeping the recent history,
- * and delivering each terminal result exactly once — either as the tool call's own result (direct), or later as
- * one steering custom message that wakes the agent (asynchronous).
+ * The monitors of one Pi process: starting them on the job runtime, stopping them and keeping the recent history.
+ * A terminal result reaches the model exactly once, either as the tool call's own result (direct), or later as one
+ * steering custom message that wakes the agent (asynchronous): an asynchronous result is handed to the delivery's
+ * ledger (host/delivery/ledger.ts), which keeps it until it is sent, collected by wait_jobs, or suppressed.
  *
  * The service outlives an extension instance across /reload: it is parked with the runtime, and the new instance
- * binds itself as the host (its `deliver` and its runtime). Between the two, terminal results wait in an outbox,
- * so a monitor started before /reload is delivered after it.
+ * binds itself as the host (its runtime, and the delivery that sends what fell due). The ledger is parked with it, so
+ * a monitor started before /reload is delivered after it.
  *
  * An asynchronous monitor whose tree the watchdog finds running away (README "Resource limits and the watchdog") also
- * wakes the agent once per episode, through the same outbox: nobody reads a monitor while it runs, so nothing else
+ * wakes the agent once per episode, through the same ledger: nobody reads a monitor while it runs, so nothing else
  * would tell the model before its report. The watchdog never stops it.
  */
 import { NO_HIT } from "../../mailbox/constants.ts";
 import type { ActorResult } from "../../mailbox/result.ts";
 import type { MonitorOutcome } from "../../mailbox/monitor.ts";
 import type { JobEnded, JobHandle, JobRuntime, StopRequester } from "../runtime/api.ts";
-import { buildReport, markEarlierSession, structuredResult, type TerminalFacts } from "./report.ts";
+import { buildReport, structuredResult, type TerminalFacts } from "./report.ts";
 import { withoutMatched } from "../evidence-text.ts";
 import { readWatchdog } from "../config.ts";
 import { runawayFigures, usageFields } from "../runtime/usage-line.ts";
-import { escapeText } from "../safety/escape.ts";
-import type { MonitorTerminalResult, NormalizedStart } from "./schemas.ts";
+import type { ResultLedger } from "../delivery/ledger.ts";
+import { monitorWatchdogText } from "../delivery/wake-text.ts";
+import type { NormalizedStart } from "./schemas.ts";
 
 /** Finished monitors kept for /monitor and for monitor_stop's "already finished" answer. */
 export const HISTORY_LIMIT = 20;
@@ -29,31 +31,11 @@ export const MONITOR_KILL_GRACE_MS = 1000;
 /** Log quota of one monitor: the log is evidence, so a full one is marked truncated but the run goes on. */
 export const MONITOR_LOG_BYTES = 16 * 1024 * 1024;
 
-export const MONITOR_MESSAGE_TYPE = "pi-jobs.monitor";
-/** The watchdog's wake for a running monitor: metadata only. */
-export const MONITOR_WATCHDOG_TYPE = "pi-jobs.monitor-watchdog";
-
-export interface MonitorDetails {
-  description: string;
-  monitorId: string;
-  result: MonitorTerminalResult;
-}
-
-/** What a watchdog wake carries for the transcript: which monitor, and its figures against the thresholds. */
-export interface WatchdogDetails {
-  description: string;
-  monitorId: string;
-  figures: string;
-}
-
-/** One message for the model: a monitor's terminal report, or a watchdog wake about a running one. */
-export type Delivery = { kind: "report"; content: string; details: MonitorDetails } | { kind: "watchdog"; content: string; details: WatchdogDetails };
-
-/** What the current extension instance lends the service: a way to reach the model, and the job runtime. */
+/** What the current extension instance lends the service: the job runtime, and the delivery that sends what fell due. */
 export interface MonitorHost {
-  /** Hands one terminal report to Pi; throws when Pi cannot take it now (it is retried later). */
-  deliver(delivery: Delivery): void;
   runtime(): JobRuntime;
+  /** A result or a watchdog wake fell due in the ledger: the delivery schedules it. */
+  due(): void;
 }
 
 export interface FinalReport {
@@ -76,23 +58,9 @@ export interface MonitorRecord {
   readonly delivery: "direct" | "async";
   /** The terminal result once known: built when the job ends, from its result. */
   final: FinalReport | null;
-  /** Where the terminal result stands on its way to the model. */
-  due: ResultDue;
-  /** How many wait_jobs calls wait on it now: while any does, an asynchronous result is held for them. */
-  claims: number;
-  /** The Pi session it was started in (MonitorService.newSession counts them): its wake says if that was an earlier one. */
+  /** The Pi session it was started in (ResultLedger.piSession): its wake says if that was an earlier one. */
   readonly piSession: number;
 }
-
-/**
- * An asynchronous monitor's result on its way to the model, reported exactly once: by its wake (`queued` in the
- * outbox, then `delivered`) or by a wait_jobs call (`held` while the call waits, then `collected`). A direct
- * monitor's result is its own call's (`own_call`); a stopped one delivers nothing (`none`).
- */
-export type ResultDue = "own_call" | "pending" | "held" | "queued" | "delivered" | "collected" | "none";
-
-/** What collect() found: the result is now the caller's, or where it already went (or that it goes nowhere). */
-export type Collection = "now" | "delivered" | "collected" | "own_call" | "none";
 
 export interface MonitorService {
   /** Starts a monitor on the bound host's runtime; throws when no session is bound or the runtime refuses. */
@@ -107,71 +75,25 @@ export interface MonitorService {
   active(): MonitorRecord[];
   /** Finished monitors, oldest first, at most HISTORY_LIMIT. */
   history(): MonitorRecord[];
-  /** Binds the current extension instance (or none, between sessions) and sends anything that waited for one. */
+  /** Binds the current extension instance (or none, between sessions). */
   bind(host: MonitorHost | null): void;
-  /** Deliveries that could not be handed to Pi yet. */
-  pendingDeliveries(): number;
-  /** Retries deliveries that failed (called at tool boundaries and agent_settled). */
-  flush(): void;
   /** The monitor with this id, active or in history. */
   find(monitorId: string): MonitorRecord | undefined;
-  /** A wait_jobs call waits on the monitor: an asynchronous result that arrives meanwhile is held for it. */
-  claim(record: MonitorRecord): void;
-  /** The call stopped waiting without collecting: a result held for it goes out as its wake now. */
-  release(record: MonitorRecord): void;
-  /** Takes an ended monitor's result for wait_jobs: withdrawn from the outbox if queued, never delivered after. */
-  collect(record: MonitorRecord): Collection;
-  /** A session switch (/new, /resume, /fork) carried the monitors on: the wakes of those started before it say so. */
-  newSession(): void;
 }
 
-export function createMonitorService(): MonitorService {
+/** `ledger` keeps the asynchronous results (and watchdog wakes) until they reach the model. */
+export function createMonitorService(ledger: ResultLedger): MonitorService {
   const records = new Map<string, MonitorRecord>();
   const settled = new Map<string, Promise<FinalReport>>();
   const finished: MonitorRecord[] = [];
-  const outbox: { record: MonitorRecord; delivery: Delivery }[] = [];
   let host: MonitorHost | null = null;
-  let piSession = 0;
-
-  function flush(): void {
-    while (host !== null && outbox.length > 0) {
-      const next = outbox[0] as { record: MonitorRecord; delivery: Delivery };
-      try {
-        // Decided when it goes out: a report due before the switch is delivered in the session after it.
-        const earlier = next.delivery.kind === "report" && next.record.piSession < piSession;
-        host.deliver(earlier ? { ...next.delivery, content: markEarlierSession(next.delivery.content) } : next.delivery);
-      } catch {
-        // Pi could not take it now (e.g. between sessions); it stays first in line for the next boundary.
-        return;
-      }
-      outbox.shift();
-      if (next.delivery.kind === "report") next.record.due = "delivered";
-    }
-  }
-
-  function enqueue(record: MonitorRecord): void {
-    const final = record.final as FinalReport;
-    record.due = "queued";
-    outbox.push({
-      record,
-      delivery: {
-        kind: "report",
-        content: final.asyncReport,
-        details: { description: record.description, monitorId: record.monitorId, result: structuredResult(final.facts).result },
-      },
-    });
-    flush();
-  }
 
   /** A running asynchronous monitor ran away: one metadata-only wake, unless it has ended or is being stopped. */
   function warnRunaway(record: MonitorRecord, figures: string): void {
     if (record.final !== null || record.job.state().stopBy !== null) return;
-    const content = [
-      `[monitor] ${record.monitorId} (${escapeText(record.description)}) uses ${figures}.`,
-      `It keeps running (the watchdog never stops a job) and its report still comes when it ends; monitor_stop {"monitor_id":"${record.monitorId}"} stops it if it ran away.`,
-    ].join("\n");
-    outbox.push({ record, delivery: { kind: "watchdog", content, details: { description: record.description, monitorId: record.monitorId, figures } } });
-    flush();
+    const content = monitorWatchdogText(record.monitorId, record.description, figures);
+    ledger.stuck({ kind: "monitor", watchdog: { kind: "watchdog", content, details: { description: record.description, monitorId: record.monitorId, figures } } }, performance.now());
+    host?.due();
   }
 
   /** Runs as the job's state changes to ended (JobHandle.onEnd): no stop can find the record active after that. */
@@ -210,12 +132,17 @@ export function createMonitorService(): MonitorService {
     record.final = final;
     records.delete(record.monitorId);
     finished.push(record);
-    if (finished.length > HISTORY_LIMIT) settled.delete((finished.shift() as MonitorRecord).monitorId);
+    if (finished.length > HISTORY_LIMIT) {
+      const evicted = finished.shift() as MonitorRecord;
+      settled.delete(evicted.monitorId);
+      ledger.forget(evicted.monitorId);
+    }
     if (record.delivery === "async") {
-      // A wait_jobs call that waits on it reports it (or releases it to the outbox); a stopped one delivers nothing.
-      if (ended.stopBy !== null) record.due = "none";
-      else if (record.claims > 0) record.due = "held";
-      else enqueue(record);
+      // Owed once: its wake, unless a wait_jobs call that waits on it reports it; a stopped one delivers nothing.
+      const report = { kind: "report" as const, content: final.asyncReport, details: { description: record.description, monitorId: record.monitorId, result: structuredResult(facts).result } };
+      ledger.completed({ kind: "monitor", report, piSession: record.piSession }, true, performance.now());
+      if (ended.stopBy !== null) ledger.suppress(record.monitorId);
+      host?.due();
     }
     return final;
   }
@@ -255,9 +182,7 @@ export function createMonitorService(): MonitorService {
         job,
         delivery: options.delivery,
         final: null,
-        due: options.delivery === "async" ? "pending" : "own_call",
-        claims: 0,
-        piSession,
+        piSession: ledger.piSession,
       };
       records.set(record.monitorId, record);
       if (record.delivery === "async" && setting.spec !== null) {
@@ -286,44 +211,11 @@ export function createMonitorService(): MonitorService {
     history: () => [...finished],
     bind(next) {
       host = next;
-      flush();
     },
-    pendingDeliveries: () => outbox.length,
-    flush,
     find: (monitorId) => records.get(monitorId) ?? finished.find((record) => record.monitorId === monitorId),
-    claim(record) {
-      record.claims += 1;
-    },
-    release(record) {
-      record.claims = Math.max(0, record.claims - 1);
-      if (record.claims === 0 && record.due === "held") enqueue(record);
-    },
-    newSession() {
-      piSession += 1;
-    },
-    collect(record) {
-      switch (record.due) {
-        case "held":
-        case "queued": {
-          // A queued wake not yet handed to Pi is withdrawn: this collection is the one report.
-          const queued = outbox.findIndex((entry) => entry.record === record && entry.delivery.kind === "report");
-          if (queued !== -1) outbox.splice(queued, 1);
-          record.due = "collected";
-          return "now";
-        }
-        case "delivered":
-        case "collected":
-        case "own_call":
-        case "none":
-          return record.due;
-        case "pending":
-          throw new Error(`monitor ${record.monitorId} has not ended: nothing to collect`);
-      }
-    },
   };
 }
 
-/** The outcome when the actor could not produce one (it crashed or hung): a failure that says why. */
 /**
  * The outcome of a monitor whose actor did not report one: a failure of the supervisor's, or a stop that cancelled
  * the monitor before its process existed (then there was nothing to match, and it is simply stopped).

@@ -6,7 +6,7 @@
  */
 const REGISTRY = Symbol.for("pi-jobs.handover");
 /** Bump when the shape of what is parked changes; an instance never adopts state of another version. */
-export const HANDOVER_VERSION = 1;
+export const HANDOVER_VERSION = 2;
 const ADOPT_WITHIN_MS = 10_000;
 
 export interface Parkable {

@@ -3,7 +3,7 @@
  * themselves): the Pi takes the ownership of its working directory's persisted jobs (host/persist/owner-lock.ts) and
  * adopts every one recorded there, each as a session served by a follower that copies its log from the offset the
  * last follower reached. A job that ended while no Pi ran is reported once, as its follower ends at once with its
- * exit code and last lines, through the same wake ledger as any job; its entry then goes. A Pi that does not own the
+ * exit code and last lines, through the same result ledger as any job; its entry then goes. A Pi that does not own the
  * directory lists the owner's jobs and leaves them alone.
  */
 import { readFileSync } from "node:fs";
@@ -16,6 +16,7 @@ import { KILL_GRACE_MS, LOG_MAX_BYTES } from "./limits.ts";
 import { followKept } from "./persisted-start.ts";
 import type { ShellService } from "./service.ts";
 import { createSession, logPathOf } from "./session.ts";
+import { shellJobName } from "../delivery/results.ts";
 
 /** How long list_sessions may wait for the adopted jobs' followers to run, and how often it looks. */
 const FOLLOWERS_START_WAIT_MS = 5_000;
@@ -58,7 +59,7 @@ function adoptOne(service: ShellService, runtime: JobRuntime, recorded: Registry
     warn(`pi-jobs: the persisted job ${dir} was not adopted: ${admission.error}`);
     return null;
   }
-  for (const id of admission.evicted) ledger.forget(id);
+  for (const id of admission.evicted) ledger.forget(shellJobName(id));
   const kept = { dir, entry };
   // What the keeper still allows; the follower outlives it by its margin.
   const timeoutMs = Math.max(1, entry.startedAtEpochMs + entry.lifetimeMs - Date.now());

@@ -10,6 +10,8 @@ import { endReported } from "./persist-release.ts";
 import { outerCallOf, touchScript } from "./scripts.ts";
 import { readSession, type ShellSession } from "./session.ts";
 import type { ShellState } from "./state.ts";
+import { shellJobName } from "../delivery/results.ts";
+import type { Collection } from "../delivery/ledger.ts";
 
 /** One read: the output since the previous one, asked of the job's actor (or its final record); folded unless `raw`. */
 export async function takeOutput(session: ShellSession, final: boolean, raw: boolean, notes: string[]): Promise<TakenOutput> {
@@ -22,12 +24,13 @@ export async function takeOutput(session: ShellSession, final: boolean, raw: boo
 }
 
 /**
- * wait_jobs reports this ended job. Its final read is taken as write_stdin's, and collected as a read that reports
- * the end is: no wake after it. The registration stays with the read saved, so a later write_stdin replays it
- * (`output_replayed`) instead of failing or reading new output; in a codemode script the script holds the wake until
- * its outermost call finalizes, as for any nested read.
+ * wait_jobs reports this ended job. Its final read is taken as write_stdin's, and collected in the ledger as a read
+ * that reports the end is: no wake after it (`collection` says where its end stood: `wake` if a wake already said how
+ * it ended, whose output is still this call's to show). The registration stays with the read saved, so a later
+ * write_stdin replays it (`output_replayed`) instead of failing or reading new output; in a codemode script the
+ * script holds the wake until its outermost call finalizes, as for any nested read.
  */
-export async function collectEnded(state: ShellState, session: ShellSession, toolCallId: string): Promise<ProcessResult> {
+export async function collectEnded(state: ShellState, session: ShellSession, toolCallId: string): Promise<{ answer: ProcessResult; collection: Collection }> {
   touchScript(state.scripts, toolCallId, session.id);
   const notes: string[] = [];
   const taken = await takeOutput(session, true, false, notes);
@@ -35,9 +38,7 @@ export async function collectEnded(state: ShellState, session: ShellSession, too
   const answer = processAnswer({ operation: "write_stdin", session, reading, taken, mode: "immediate", outcome: "exit", notes });
   session.replay = { ...answer, notes: [...answer.notes] };
   const outer = outerCallOf(toolCallId);
-  if (outer === null) {
-    state.ledger.consume(session.id);
-    endReported(session);
-  } else state.ledger.hold(session.id, outer);
-  return answer;
+  const collection = state.ledger.collect(shellJobName(session.id), outer);
+  if (outer === null) endReported(session);
+  return { answer, collection };
 }

@@ -1,7 +1,7 @@
 /**
  * Installs shell jobs into one Pi extension instance: the five tools, the --keep-builtin-bash flag, the system-prompt
- * guidance, codemode receipts, steering and wake-on-exit delivery, and the handover of the session registry across
- * /reload and session switches.
+ * guidance, codemode receipts, steering, and the handover of the session registry across /reload and session
+ * switches. Their wakes are the delivery's (host/delivery/install.ts), on whose ledger the state is made.
  * The human's view of the jobs, /shell-jobs-sessions among it, is the UI's (host/console/install.ts). POSIX only:
  * Windows is not supported.
  */
@@ -10,15 +10,13 @@ import type { Parkable } from "../session/handover.ts";
 import { carriesJobs, type InstanceLife } from "../session/instance-life.ts";
 import type { JobRuntime } from "../runtime/api.ts";
 import { SHELL_JOBS_GUIDANCE } from "./guidance.ts";
-import { WAKE_MESSAGE_TYPE, type SentWakeDetails } from "./notices.ts";
 import { SHELL_TOOLS, type ShellToolDeclaration } from "./declarations.ts";
 import { killText, listText, processResultText, setOnExitText } from "./result-text.ts";
 import { ShellService, type CallContext, type ShellServiceOptions } from "./service.ts";
 import { stopAllIn } from "./stop.ts";
 import { createShellState, type ShellState } from "./state.ts";
-import { WakeScheduler, wakeDelivered } from "./wake-delivery.ts";
 import { adoptPersisted } from "./adopt.ts";
-import type { WakeTiming } from "./wake-ledger.ts";
+import type { Delivery } from "../delivery/install.ts";
 
 export const KEEP_BUILTIN_BASH_FLAG = "keep-builtin-bash";
 export const SHELL_TOOL_NAMES = ["exec_command", "write_stdin", "list_sessions", "set_on_exit", "kill_session"] as const;
@@ -27,12 +25,10 @@ const REPLACED_BUILTINS = ["bash", "powershell"];
 export interface ShellJobsOptions extends Omit<ShellServiceOptions, "runtime"> {
   /** Registered sessions (default 64). */
   capacity?: number;
-  wakeTiming?: WakeTiming;
 }
 
 export interface ShellJobs {
   service: ShellService;
-  wakes: WakeScheduler;
 }
 
 const PARK_KEY = "shell";
@@ -41,17 +37,10 @@ interface ParkedShell extends Parkable {
   state: ShellState;
 }
 
-export function installShellJobs(pi: ExtensionAPI, life: InstanceLife, options: ShellJobsOptions = {}): ShellJobs {
+export function installShellJobs(pi: ExtensionAPI, life: InstanceLife, delivery: Delivery, options: ShellJobsOptions = {}): ShellJobs {
   const runtime = (): JobRuntime => life.runtime();
-  const service = new ShellService(createShellState({ capacity: options.capacity, wakeTiming: options.wakeTiming }), { ...options, runtime });
-  const wakes = new WakeScheduler(
-    () => service.state,
-    (_batch, message, _alerts, wake) =>
-      pi.sendMessage<SentWakeDetails>(
-        { customType: WAKE_MESSAGE_TYPE, content: message.content, display: true, details: { ...message.details, wake } },
-        { deliverAs: "followUp", triggerTurn: true },
-      ),
-  );
+  const fresh = (): ShellState => createShellState({ capacity: options.capacity, ledger: delivery.ledger() });
+  const service = new ShellService(fresh(), { ...options, runtime });
   life.onPark(PARK_KEY, () => {
     const state = service.state;
     // Completions while parked are kept in the ledger; the adopting instance schedules their wake.
@@ -67,31 +56,26 @@ export function installShellJobs(pi: ExtensionAPI, life: InstanceLife, options: 
     default: false,
   });
 
-  pi.on("session_start", (event, ctx) => {
+  pi.on("session_start", (_event, ctx) => {
     // Parked state exists only after /reload or a session switch: the starts that continue the previous instance's
-    // jobs. After /new, /resume or /fork they belong to an earlier session of this Pi.
+    // jobs. After /new, /resume or /fork they belong to an earlier session of this Pi (the ledger counts sessions).
     const parked = life.adopted<ParkedShell>(PARK_KEY);
-    if (parked) {
-      service.state = parked.state;
-      if (event.reason !== "reload") service.state.piSession += 1;
-    } else {
+    if (parked) service.state = parked.state;
+    else {
       // A fresh Pi: the persisted jobs of its directory are re-attached (or listed, if another Pi owns them).
       adoptPersisted(service, runtime(), ctx.cwd, (line) => ctx.ui.notify(line, "warning"));
     }
     service.state.closing = false;
-    service.state.onCompletion = () => wakes.schedule();
+    service.state.onCompletion = () => delivery.scheduler.schedule();
     if (pi.getFlag(KEEP_BUILTIN_BASH_FLAG) !== true) {
       const active = pi.getActiveTools();
       const kept = active.filter((name) => !REPLACED_BUILTINS.includes(name));
       for (const name of SHELL_TOOL_NAMES) if (!kept.includes(name)) kept.push(name);
       if (kept.length !== active.length || kept.some((name, i) => name !== active[i])) pi.setActiveTools(kept);
     }
-    // Wakes that were pending across a reload or a switch are delivered by this instance, once.
-    wakes.start();
   });
 
   pi.on("session_shutdown", async (event) => {
-    wakes.stop();
     // On /reload and session switches the instance's life has parked the state already (onPark above).
     if (carriesJobs(event.reason)) return;
     // Quit: this session's jobs end with it (a persisted job's follower only), and the directory's persisted jobs
@@ -100,7 +84,7 @@ export function installShellJobs(pi: ExtensionAPI, life: InstanceLife, options: 
     await service.stopAll();
     const owned = await ownership;
     if (owned.owned) owned.release();
-    service.state = createShellState({ capacity: options.capacity, wakeTiming: options.wakeTiming });
+    service.state = fresh();
   });
 
   pi.on("before_agent_start", (event) => ({ systemPrompt: `${event.systemPrompt}\n\n${SHELL_JOBS_GUIDANCE}` }));
@@ -116,28 +100,14 @@ export function installShellJobs(pi: ExtensionAPI, life: InstanceLife, options: 
     };
   });
 
-  pi.on("tool_execution_end", (event) => {
-    if (event.parentToolCallId === undefined) wakes.boundary();
-  });
-
-  // A wake is delivered once its message is in the conversation (Pi saves a message as it ends): the model has seen it.
-  pi.on("message_end", (event) => {
-    const message = event.message as { role?: string; customType?: string; details?: Partial<SentWakeDetails> };
-    if (message.role !== "custom" || message.customType !== WAKE_MESSAGE_TYPE || typeof message.details?.wake !== "number") return;
-    wakeDelivered(service.state, message.details.wake, (message.details.sessions ?? []).map((shown) => shown.session_id));
-  });
-
-  pi.on("agent_settled", () => {
-    service.releaseScripts();
-    wakes.boundary();
-  });
+  pi.on("agent_settled", () => service.releaseScripts());
 
   pi.on("input", (event) => {
     if (event.source !== "extension" && event.streamingBehavior === "steer") service.steer();
     return undefined;
   });
 
-  return { service, wakes };
+  return { service };
 }
 
 function callOf(toolCallId: string, signal: AbortSignal | undefined, ctx: ExtensionContext): CallContext {

@@ -3,7 +3,7 @@
  * its outermost call's result, and what the end does to the wakes the script's calls held back. Apart from the
  * service (host/shell/service.ts) because it acts on a whole script, never on one tool call.
  */
-import { receiptText, type ReceiptLine } from "./notices.ts";
+import { receiptText, type ReceiptLine } from "./receipt-text.ts";
 import { receiptLine } from "./session-answers.ts";
 import { readSession } from "./session.ts";
 import type { ShellState } from "./state.ts";

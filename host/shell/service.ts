@@ -13,7 +13,7 @@ import type { JobRuntime } from "../runtime/api.ts";
 import { keepFor, startActor } from "./persisted-start.ts";
 import { recordOnExit } from "../persist/registry.ts";
 import { readEmptyPollCap, readWatchdog, steerInterruptEnabled } from "../config.ts";
-import { wakeForRunaway } from "./runaway.ts";
+import { wakeForRunaway } from "./alerts.ts";
 import { readinessOf, waitFor, type Steering, type WaitEnd } from "./job-wait.ts";
 import { KILL_GRACE_MS, LOG_MAX_BYTES } from "./limits.ts";
 import { listeningOf, refreshListening } from "./listening.ts";
@@ -32,6 +32,7 @@ import { endReported } from "./persist-release.ts";
 import { ToolError, unwrap } from "../tools/checked.ts";
 import { validateExec, validateKill, validateListSessions, validateSetOnExit, validateWriteStdin } from "./validate.ts";
 import { planWait, type WaitPlan, type WaitPlanResult } from "./waits.ts";
+import { shellJobName } from "../delivery/results.ts";
 
 export interface CallContext {
   /** Pi's tool call id; `<outer>/<n>` for calls a codemode script made. */
@@ -92,7 +93,7 @@ export class ShellService {
     const { registry, ledger } = this.state;
     const admission = registry.admit(logPathOf);
     if (!admission.ok) throw new ToolError(admission.error);
-    for (const id of admission.evicted) ledger.forget(id);
+    for (const id of admission.evicted) ledger.forget(shellJobName(id));
     const killGraceMs = this.options.killGraceMs ?? KILL_GRACE_MS;
     const persisted = request.persist ? await keepFor(request, cwd, call.cwd, killGraceMs, this.state.persisted) : null;
     const limits = { killGraceMs, logMaxBytes: this.options.logMaxBytes ?? LOG_MAX_BYTES };
@@ -105,7 +106,7 @@ export class ShellService {
       tty: request.tty,
       cwd,
       timeoutMs: request.timeoutMs,
-      piSession: this.state.piSession,
+      piSession: this.state.ledger.piSession,
       persisted,
       onExit: request.onExit,
       onStall: request.onStall,
@@ -139,16 +140,14 @@ export class ShellService {
       if (notice.kind === "runaway") return wakeForRunaway(state, session, notice.detail);
       if (notice.kind !== "stalled" && notice.kind !== "waiting_for_input") return;
       if (state.closing || session.handle.state().stopBy !== null || (session.onExit !== "wake" && session.onStall !== "wake")) return;
-      state.ledger.stuck(
-        { sessionId: session.id, cmd: session.cmd, kind: notice.kind, prompt: notice.detail, tty: session.tty, logPath: logPathOf(session) },
-        performance.now(),
-      );
+      const alert = { sessionId: session.id, cmd: session.cmd, kind: notice.kind, prompt: notice.detail, tty: session.tty, logPath: logPathOf(session) };
+      state.ledger.stuck({ kind: "shell", alert }, performance.now());
       state.onCompletion();
     });
     session.handle.onEnd((ended) => {
       // An explicit stop owes nothing, and neither does a session that is shutting down.
       if (state.closing || ended.stopBy !== null) return;
-      state.ledger.completed(completionOf(session, ended, session.handle.finalOutput()), session.onExit === "wake", performance.now());
+      state.ledger.completed({ kind: "shell", completion: completionOf(session, ended, session.handle.finalOutput()) }, session.onExit === "wake", performance.now());
       state.onCompletion();
     });
   }
@@ -167,7 +166,7 @@ export class ShellService {
       if (request.input !== null || request.endStdin || request.resize !== null) replay.notes.push("input was not sent: the process has ended");
       if (!nested) {
         // A direct read consumes the saved record; nested reads leave it for the model.
-        this.state.ledger.consume(session.id);
+        this.state.ledger.consume(shellJobName(session.id));
         endReported(session);
         this.state.registry.remove(session.id, logPathOf(session));
       }
@@ -236,12 +235,12 @@ export class ShellService {
     const outer = outerCallOf(call.toolCallId);
     if (outer === null) {
       // A direct result that reports the completion consumes any owed wake and ends the session's registration.
-      this.state.ledger.consume(session.id);
+      this.state.ledger.consume(shellJobName(session.id));
       endReported(session);
       this.state.registry.remove(session.id, reading.logPath);
     } else {
       session.replay = { ...answer, notes: [...answer.notes] };
-      this.state.ledger.hold(session.id, outer);
+      this.state.ledger.hold(shellJobName(session.id), outer);
     }
     return answer;
   }
@@ -254,7 +253,7 @@ export class ShellService {
   }
 
   /** wait_jobs reports this ended job: host/shell/collect.ts. */
-  collectEnded(session: ShellSession, call: CallContext): Promise<ProcessResult> {
+  collectEnded(session: ShellSession, call: CallContext): ReturnType<typeof collectEnded> {
     return collectEnded(this.state, session, call.toolCallId);
   }
 
@@ -289,7 +288,7 @@ export class ShellService {
   }
 
   view(s: ShellSession, now: number): SessionEntryView {
-    return sessionEntry(s, readSession(s, now), { collected: s.replay !== null, listening: listeningOf(s), piSession: this.state.piSession });
+    return sessionEntry(s, readSession(s, now), { collected: s.replay !== null, listening: listeningOf(s), piSession: this.state.ledger.piSession });
   }
 
   setOnExit(raw: unknown, call: CallContext): SetOnExitResult {
@@ -304,7 +303,7 @@ export class ShellService {
     if (reading.state.phase !== "ended") {
       effect = previous === request.onExit ? "unchanged" : request.onExit === "wake" ? "armed" : "disarmed";
     } else {
-      effect = reading.state.stopBy !== null ? "unchanged" : this.state.ledger.setArmed(session.id, request.onExit === "wake", performance.now());
+      effect = reading.state.stopBy !== null ? "unchanged" : this.state.ledger.setArmed(shellJobName(session.id), request.onExit === "wake", performance.now());
       this.state.onCompletion();
     }
     return setOnExitAnswer(session, reading, { previous_on_exit: previous, effect });

@@ -2,7 +2,8 @@
  * What list_sessions, set_on_exit and kill_session answer, and the codemode receipt's line per session, each built
  * from one reading of the session's job. Pure.
  */
-import { completionPhrase, type ReceiptLine } from "./notices.ts";
+import { completionPhrase } from "../delivery/wake-text.ts";
+import type { ReceiptLine } from "./receipt-text.ts";
 import type { KeptJob } from "../persist/keeper.ts";
 import type { KillResult, ListResult, PersistedView, SessionEntryView, SetOnExitResult } from "./result.ts";
 import { completionOf, elapsedOf, supervisionOf, watchesItsTree, type SessionReading, type SessionSettings } from "./session.ts";
@@ -12,7 +13,7 @@ import { startingCounts } from "../../shared/start-stage.ts";
 
 /**
  * One session in list_sessions. `listening`: the ports as last read (undefined: never read); `piSession`: the current
- * session of this Pi (ShellState.piSession), so that a job started before /new, /resume or /fork is marked.
+ * session of this Pi (ResultLedger.piSession), so that a job started before /new, /resume or /fork is marked.
  */
 export function sessionEntry(
   session: SessionSettings,

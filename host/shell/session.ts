@@ -11,7 +11,7 @@ import type { KeptJob } from "../persist/keeper.ts";
 import type { ProcessResult } from "./result.ts";
 import { deriveSupervision, describeEnding, type Supervision } from "./supervision.ts";
 import type { OnExit } from "./validate.ts";
-import type { CompletionInfo } from "./wake-ledger.ts";
+import type { CompletionInfo } from "../delivery/results.ts";
 
 /** What the call that started a session settled, and what later calls changed: plain values, no job. */
 export interface SessionSettings {
@@ -21,7 +21,7 @@ export interface SessionSettings {
   readonly cwd: string;
   readonly timeoutMs: number;
   readonly startedEpochMs: number;
-  /** The Pi session it was started in (ShellState.piSession). */
+  /** The Pi session it was started in (ResultLedger.piSession). */
   readonly piSession: number;
   /** A persisted job's keeper and registry entry: the actor runs its follower. Null for an ordinary job. */
   readonly persisted: KeptJob | null;
@@ -143,7 +143,7 @@ export function elapsedOf(session: SessionSettings, reading: SessionReading): nu
 }
 
 /**
- * The completion as the wake ledger and the codemode receipt see it; `output` is the job's final read, when it is
+ * The completion as the result ledger and the codemode receipt see it; `output` is the job's final read, when it is
  * known, whose last lines a wake shows.
  */
 export function completionOf(session: SessionSettings, ended: JobEnded, output: string | null = null): CompletionInfo {

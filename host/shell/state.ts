@@ -1,28 +1,25 @@
 /**
  * Everything shell jobs must keep across /reload, in one object: the sessions (with their handles and unread
- * output), the wake ledger and the codemode scripts in flight. It is parked and adopted through the host's handover
- * registry (host/session/handover.ts), whose version covers its shape.
+ * output) and the codemode scripts in flight. It is parked and adopted through the host's handover registry
+ * (host/session/handover.ts), whose version covers its shape. The results its jobs owe the model are kept by the
+ * delivery's ledger (host/delivery/ledger.ts), which the state only borrows: the delivery owns it and parks it too.
  */
 import type { Ownership } from "../persist/owner-lock.ts";
 import type { RegistryEntry } from "../persist/registry.ts";
 import { SessionRegistry } from "./registry.ts";
 import type { ShellSession } from "./session.ts";
-import { WakeLedger, type WakeTiming } from "./wake-ledger.ts";
+import { ResultLedger } from "../delivery/ledger.ts";
 
 export interface ShellState {
   readonly registry: SessionRegistry<ShellSession>;
-  readonly ledger: WakeLedger;
+  /** The delivery's ledger (host/delivery/install.ts owns it). */
+  readonly ledger: ResultLedger;
   /** Outermost tool call id of a running codemode script → sessions its nested calls touched. */
   readonly scripts: Map<string, Set<number>>;
   /** Called after every completion; the owning instance points it at its wake scheduler. */
   onCompletion: () => void;
   /** Set while the session shuts down: completions then owe nothing. */
   closing: boolean;
-  /**
-   * Which of this Pi process's sessions is current, counted from 0: /new, /resume and /fork carry the jobs into the
-   * next one (host/session/instance-life.ts), and a job or a wake from an earlier one is said to be so.
-   */
-  piSession: number;
   /** The persisted jobs of Pi's working directory (host/shell/adopt.ts). */
   persisted: PersistState;
 }
@@ -37,14 +34,14 @@ export interface PersistState {
   elsewhere: { ownerPid: number | null; jobs: readonly RegistryEntry[] };
 }
 
-export function createShellState(options: { capacity?: number; wakeTiming?: WakeTiming } = {}): ShellState {
+/** A new state on `ledger` (the delivery's; one of its own when none is given, for a service without wakes). */
+export function createShellState(options: { capacity?: number; ledger?: ResultLedger } = {}): ShellState {
   return {
     registry: new SessionRegistry<ShellSession>(options.capacity),
-    ledger: new WakeLedger(options.wakeTiming),
+    ledger: options.ledger ?? new ResultLedger(),
     scripts: new Map(),
     onCompletion: () => {},
     closing: false,
-    piSession: 0,
     persisted: { ownership: Promise.resolve({ owned: false, ownerPid: null }), adopted: Promise.resolve(), elsewhere: { ownerPid: null, jobs: [] } },
   };
 }

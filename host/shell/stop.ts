@@ -11,6 +11,7 @@ import { killAnswer } from "./session-answers.ts";
 import { logPathOf, readSession, type ShellSession } from "./session.ts";
 import type { ShellState } from "./state.ts";
 import type { StopSignal } from "../../mailbox/control.ts";
+import { shellJobName } from "../delivery/results.ts";
 
 /** How long past the grace kill_session waits for the stop to be confirmed before it reports `killed: false`. */
 export const KILL_CONFIRM_SLACK_MS = 10_000;
@@ -24,13 +25,13 @@ export async function killSession(state: ShellState, session: ShellSession, sign
   const { ledger, registry } = state;
   if (session.handle.phase() === "ended") {
     // Stopping a finished job discards it: no wake, no replay; the log stays.
-    ledger.suppress(session.id);
+    ledger.suppress(shellJobName(session.id));
     endReported(session);
     registry.remove(session.id, logPathOf(session));
     const message = "the job had already ended; it was removed from the registry (its log remains)";
     return killAnswer(session, readSession(session, Date.now()), { signal, already_exited: true, killed: false, message });
   }
-  ledger.suppress(session.id);
+  ledger.suppress(shellJobName(session.id));
   // Asked first, so that the end its follower may report once the keeper has stopped the job is the tool's stop.
   const stopped = session.handle.stop(signal, { by: "tool" });
   // A persisted job is stopped through its keeper, which outlives its follower: the follower's stop alone leaves it.
@@ -70,7 +71,7 @@ export async function killSession(state: ShellState, session: ShellSession, sign
 export async function stopAllIn(state: ShellState): Promise<void> {
   for (const session of state.registry.all()) {
     // Most reported ends released their entry when reported; one a codemode script's receipt reported goes here.
-    if (["delivered", "consumed", "suppressed"].includes(state.ledger.stateOf(session.id))) endReported(session);
+    if (["delivered", "consumed", "suppressed"].includes(state.ledger.stateOf(shellJobName(session.id)))) endReported(session);
   }
   state.closing = true;
   const running = state.registry.all().filter((s) => s.handle.phase() !== "ended");

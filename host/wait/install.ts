@@ -3,11 +3,9 @@
  * (host/wait/service.ts). Its transcript row is the console's (host/console/wait-renderers.ts).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import type { MonitorService } from "../monitor/service.ts";
-import type { ShellService } from "../shell/service.ts";
 import { WAIT_JOBS_TOOL } from "./params.ts";
 import { waitJobsText } from "./result-text.ts";
-import { WaitService } from "./service.ts";
+import { WaitService, type WaitServiceOptions } from "./service.ts";
 import { ToolError } from "../tools/checked.ts";
 import { validateWaitJobs } from "./validate.ts";
 
@@ -22,7 +20,7 @@ function normalized(args: unknown): Record<string, unknown> {
   return out;
 }
 
-export function installWaitJobs(pi: ExtensionAPI, services: { shell: () => ShellService; monitors: () => MonitorService }): WaitService {
+export function installWaitJobs(pi: ExtensionAPI, services: WaitServiceOptions): WaitService {
   const service = new WaitService(services);
   pi.registerTool({
     ...WAIT_JOBS_TOOL,

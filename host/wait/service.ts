@@ -1,14 +1,15 @@
 /**
  * wait_jobs: one call waits for many jobs, monitors and shell jobs alike, and collects each result exactly once. It
- * keeps no bookkeeping of its own: while it waits it claims its jobs in the services' own exactly-once machinery (the
- * shell wake ledger, the monitor's result state), so a wake that falls due meanwhile is held for it; what it reports
- * it collects there (a shell job as a read that reports the end, a monitor's result withdrawn from its outbox), and
- * what it does not report it releases, to be woken about as before.
+ * keeps no bookkeeping of its own: while it waits it claims its jobs in the delivery's ledger (host/delivery/ledger.ts),
+ * the one exactly-once machine of every kind of job, so a wake that falls due meanwhile is held for it; what it
+ * reports it collects there (a shell job with the read that reports its end, a monitor's result before it is sent),
+ * and what it does not report it releases, to be woken about as before.
  */
 import type { CallContext } from "../shell/service.ts";
 import type { ShellService } from "../shell/service.ts";
 import { statusOf } from "../shell/supervision.ts";
 import type { MonitorService } from "../monitor/service.ts";
+import type { ResultLedger } from "../delivery/ledger.ts";
 import { collectedShellLine, monitorLine, monitorVerdict, shellStatusLine, shellVerdict, summaryOf } from "./lines.ts";
 import type { Verdict, WaitEndReason, WaitJobLine, WaitJobsResult } from "./result.ts";
 import { jobOf, monitorFacts, resolveEntries, type Entry, type Target } from "./targets.ts";
@@ -23,6 +24,9 @@ export const LIFETIME_SLACK_MS = 10_000;
 export interface WaitServiceOptions {
   shell: () => ShellService;
   monitors: () => MonitorService;
+  ledger: () => ResultLedger;
+  /** Released results may be due again: the delivery schedules them. */
+  due: () => void;
 }
 
 function verdictOf(target: Target): Verdict {
@@ -54,14 +58,15 @@ export class WaitService {
     if (call.signal?.aborted) throw new ToolError(`${WAIT_JOBS}: the call was cancelled before it waited; nothing was collected`);
     const shell = this.options.shell();
     const monitors = this.options.monitors();
-    const resolved = resolveEntries(request.ids, shell, monitors, Date.now());
+    const ledger = this.options.ledger();
+    const resolved = resolveEntries(request.ids, shell, monitors, ledger, Date.now());
     if (!resolved.ok) throw new ToolError(resolved.error);
     const entries = resolved.value;
     const targets = entries.flatMap((e) => (e.kind === "target" ? [e.target] : []));
 
     const startedAt = performance.now();
     const waitMs = Math.min(request.timeoutMs, Math.max(0, ...targets.map((t) => lifetimeLeftMs(t, startedAt))));
-    for (const target of targets) this.claim(target, shell, monitors);
+    for (const target of targets) ledger.claim(target.name);
     try {
       const reason = await waitUntil({
         jobs: targets.map(jobOf),
@@ -70,7 +75,7 @@ export class WaitService {
         signal: call.signal,
         steering: shell.steering(),
       });
-      const lines = await this.lines(entries, reason, shell, monitors, call);
+      const lines = await this.lines(entries, reason, shell, ledger, call);
       return {
         operation: "wait_jobs",
         until: request.until,
@@ -82,23 +87,13 @@ export class WaitService {
       };
     } finally {
       // Collected ones are consumed already; the rest keep their own wake settings, their batching window from now.
-      for (const target of targets) this.release(target, shell, monitors);
-      shell.state.onCompletion();
+      for (const target of targets) ledger.release(target.name, performance.now());
+      this.options.due();
     }
   }
 
-  private claim(target: Target, shell: ShellService, monitors: MonitorService): void {
-    if (target.kind === "shell") shell.state.ledger.claim(target.session.id);
-    else monitors.claim(target.record);
-  }
-
-  private release(target: Target, shell: ShellService, monitors: MonitorService): void {
-    if (target.kind === "shell") shell.state.ledger.release(target.session.id, performance.now());
-    else monitors.release(target.record);
-  }
-
   /** Each entry's line, in the order named; the ended targets are collected, unless the call was cancelled. */
-  private async lines(entries: readonly Entry[], reason: WaitEndReason, shell: ShellService, monitors: MonitorService, call: CallContext): Promise<WaitJobLine[]> {
+  private async lines(entries: readonly Entry[], reason: WaitEndReason, shell: ShellService, ledger: ResultLedger, call: CallContext): Promise<WaitJobLine[]> {
     // A cancelled call's answer may never reach the model: it collects nothing, so nothing is lost.
     const collect = reason !== "cancelled";
     return await Promise.all(
@@ -110,18 +105,18 @@ export class WaitService {
           const { session } = target;
           if (ended && collect) {
             // A shell wake says only how the job ended: its output is this call's to show, and the line says it woke.
-            const woken = ["submitted", "delivered"].includes(shell.state.ledger.stateOf(session.id));
-            const answer = await shell.collectEnded(session, call);
+            const { answer, collection } = await shell.collectEnded(session, call);
             const state = session.handle.state();
             const line = collectedShellLine(session.id, answer, state.phase === "ended" ? state.result : null);
-            return woken ? { ...line, collected: "wake" } : line;
+            return collection === "wake" ? { ...line, collected: "wake" } : line;
           }
           return shellStatusLine(shell.view(session, Date.now()), "not_yet");
         }
         const facts = monitorFacts(target.record, Date.now());
         if (!ended || !collect) return monitorLine(facts, "not_yet");
-        const got = monitors.collect(target.record);
-        return monitorLine(facts, got === "now" ? "now" : got === "delivered" ? "wake" : got === "collected" ? "earlier" : got);
+        const got = ledger.collect(target.name, null);
+        if (got === "unknown") throw new Error(`${target.name} ended without a result in the ledger`);
+        return monitorLine(facts, got);
       }),
     );
   }

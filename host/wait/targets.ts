@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import type { JobHandle } from "../runtime/api.ts";
 import type { MonitorRecord, MonitorService } from "../monitor/service.ts";
+import type { ResultLedger } from "../delivery/ledger.ts";
 import { terminalResult } from "../monitor/report.ts";
 import type { ShellService } from "../shell/service.ts";
 import type { ShellSession } from "../shell/session.ts";
@@ -40,8 +41,15 @@ export function monitorFacts(record: MonitorRecord, nowEpochMs: number): Monitor
   };
 }
 
-/** A monitor whose result is owed asynchronously, and not yet delivered, is this call's to wait on and report. */
-const MONITOR_SETTLED: Partial<Record<MonitorRecord["due"], Collected>> = { delivered: "wake", collected: "earlier", own_call: "own_call", none: "none" };
+/**
+ * Where a monitor's result went, if it went anywhere yet: its own call (direct), its wake, an earlier collection, or
+ * nowhere (stopped). Undefined for one whose result is owed asynchronously and not yet sent: this call's to wait on.
+ */
+function monitorSettled(record: MonitorRecord, ledger: ResultLedger): Collected | undefined {
+  if (record.delivery === "direct") return "own_call";
+  const state = ledger.stateOf(record.monitorId);
+  return state === "submitted" || state === "delivered" ? "wake" : state === "consumed" ? "earlier" : state === "suppressed" ? "none" : undefined;
+}
 
 function shellEntry(shell: ShellService, session: ShellSession, now: number): Entry {
   // A read saved by an earlier collection is replayed by write_stdin; this call does not repeat it.
@@ -49,14 +57,14 @@ function shellEntry(shell: ShellService, session: ShellSession, now: number): En
   return { kind: "target", target: { kind: "shell", name: `job_${session.id}`, session } };
 }
 
-function monitorEntry(record: MonitorRecord, now: number): Entry {
-  const settled = MONITOR_SETTLED[record.due];
+function monitorEntry(record: MonitorRecord, ledger: ResultLedger, now: number): Entry {
+  const settled = monitorSettled(record, ledger);
   if (settled !== undefined) return { kind: "settled", line: monitorLine(monitorFacts(record, now), settled) };
   return { kind: "target", target: { kind: "monitor", name: record.monitorId, record } };
 }
 
 /** Every job of the session not yet collected: what `ids` omitted means. */
-function uncollected(shell: ShellService, monitors: MonitorService): Entry[] {
+function uncollected(shell: ShellService, monitors: MonitorService, ledger: ResultLedger): Entry[] {
   const entries: Entry[] = [];
   for (const session of shell.state.registry.all()) {
     if (session.replay !== null) continue;
@@ -67,13 +75,13 @@ function uncollected(shell: ShellService, monitors: MonitorService): Entry[] {
     if (state.phase !== "ended" && (session.handle.spec.watch?.ready ?? null) !== null) continue;
     entries.push({ kind: "target", target: { kind: "shell", name: `job_${session.id}`, session } });
   }
-  const owed = [...monitors.active(), ...monitors.history()].filter((r) => r.due === "pending" || r.due === "held" || r.due === "queued");
+  const owed = [...monitors.active(), ...monitors.history()].filter((r) => monitorSettled(r, ledger) === undefined);
   for (const record of owed) entries.push({ kind: "target", target: { kind: "monitor", name: record.monitorId, record } });
   return entries;
 }
 
-export function resolveEntries(ids: JobRef[] | null, shell: ShellService, monitors: MonitorService, nowEpochMs: number): Checked<Entry[]> {
-  if (ids === null) return { ok: true, value: uncollected(shell, monitors) };
+export function resolveEntries(ids: JobRef[] | null, shell: ShellService, monitors: MonitorService, ledger: ResultLedger, nowEpochMs: number): Checked<Entry[]> {
+  if (ids === null) return { ok: true, value: uncollected(shell, monitors, ledger) };
   const entries: Entry[] = [];
   const unknown: string[] = [];
   for (const ref of ids) {
@@ -89,7 +97,7 @@ export function resolveEntries(ids: JobRef[] | null, shell: ShellService, monito
       continue;
     }
     const record = monitors.find(ref.monitorId);
-    if (record !== undefined) entries.push(monitorEntry(record, nowEpochMs));
+    if (record !== undefined) entries.push(monitorEntry(record, ledger, nowEpochMs));
     else unknown.push(refName(ref));
   }
   if (unknown.length === 0) return { ok: true, value: entries };

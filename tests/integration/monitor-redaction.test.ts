@@ -10,16 +10,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMonitorEngine } from "../../actors/monitor/engine.ts";
 import { createRedactor } from "../../actors/redact/redactor.ts";
 import { marker } from "../../actors/redact/spans.ts";
-import type { Delivery, FinalReport, MonitorRecord } from "../../host/monitor/service.ts";
+import type { FinalReport, MonitorRecord } from "../../host/monitor/service.ts";
 import { createJobRuntime, type SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { monitorsOn, type Monitors } from "./monitors.ts";
+import type { MonitorMessage } from "../../host/delivery/results.ts";
 
 const SECRET = "tok_9Qe7Lw2Xc5Vb8Nm4Kj6H";
 const GITHUB = `ghp_${"R7".repeat(18)}`;
 
 let runtime: SupervisedRuntime;
 let monitors: Monitors;
-let deliveries: Delivery[];
+let deliveries: MonitorMessage[];
 let cwd: string;
 let last: MonitorRecord | null = null;
 const saved = process.env.MY_API_TOKEN;

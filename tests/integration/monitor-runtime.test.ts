@@ -10,15 +10,16 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createJobRuntime, type SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { validateMonitorStart } from "../../host/monitor/schemas.ts";
-import type { Delivery, FinalReport, MonitorRecord, MonitorService } from "../../host/monitor/service.ts";
+import type { FinalReport, MonitorRecord, MonitorService } from "../../host/monitor/service.ts";
 import { groupGone, pidAlive, waitFor } from "./helpers.ts";
 import { monitorsOn, type Monitors } from "./monitors.ts";
+import type { MonitorMessage } from "../../host/delivery/results.ts";
 
 let runtime: SupervisedRuntime;
 let service: MonitorService;
 let start: Monitors["start"];
 let run: Monitors["run"];
-let deliveries: Delivery[];
+let deliveries: MonitorMessage[];
 let cwd: string;
 
 beforeAll(() => {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installInstanceLife, type InstanceLife } from "../../host/session/instance-life.ts";
 import { installMonitors } from "../../host/monitor/install.ts";
 import { groupGone } from "./helpers.ts";
+import { installDelivery } from "../../host/delivery/install.ts";
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
 
@@ -50,7 +51,7 @@ beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), "pi-jobs-monitor-tools-"));
   pi = fakePi();
   life = installInstanceLife(pi.api, { warm: 1, checkMessages: true });
-  installMonitors(pi.api, life);
+  installMonitors(pi.api, life, installDelivery(pi.api, life, { stillStuck: () => false, delivered: () => {} }));
   await pi.emit("session_start", { type: "session_start", reason: "startup" });
 });
 

@@ -9,8 +9,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import { ShellService, type CallContext } from "../../host/shell/service.ts";
 import { createShellState } from "../../host/shell/state.ts";
-import { WakeScheduler } from "../../host/shell/wake-delivery.ts";
-import type { StuckAlert } from "../../host/shell/wake-ledger.ts";
+import { ResultLedger } from "../../host/delivery/ledger.ts";
+import { schedulerOf } from "./waking-shell.ts";
+import type { StuckAlert } from "../../host/delivery/results.ts";
 import { taggedProcessesNow } from "../../shared/process-table/proc-tags.ts";
 import { pidAlive, runtimeFor, waitFor } from "./helpers.ts";
 import { monitorsOn } from "./monitors.ts";
@@ -30,7 +31,7 @@ function call(): CallContext {
 beforeEach(() => {
   runtime = runtimeFor();
   env = {};
-  service = new ShellService(createShellState({ wakeTiming: { quietMs: 400, maxDelayMs: 1500 } }), { runtime: () => runtime, env: () => env, killGraceMs: 500 });
+  service = new ShellService(createShellState({ ledger: new ResultLedger({ quietMs: 400, maxDelayMs: 1500 }) }), { runtime: () => runtime, env: () => env, killGraceMs: 500 });
 });
 
 afterEach(async () => {
@@ -141,9 +142,9 @@ describe("the watchdog", () => {
     // The documented setting, lowered for the test: a tree over 64 MiB is a runaway.
     env.PI_JOBS_WATCHDOG = "memory_mb=64";
     // A batching window long enough that the read below always comes before the batch, however slow the machine.
-    service.state = createShellState({ wakeTiming: { quietMs: 3_000, maxDelayMs: 6_000 } });
+    service.state = createShellState({ ledger: new ResultLedger({ quietMs: 3_000, maxDelayMs: 6_000 }) });
     const woken: StuckAlert[][] = [];
-    const wakes = new WakeScheduler(() => service.state, (_batch, _message, alerts) => void woken.push([...alerts]));
+    const wakes = schedulerOf(() => service.state, (_batch, _message, alerts) => void woken.push([...alerts]));
     service.state.onCompletion = () => wakes.schedule();
     wakes.start();
     try {

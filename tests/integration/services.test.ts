@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
-import type { WakeDetails } from "../../host/shell/notices.ts";
+import type { WakeDetails } from "../../host/delivery/wake-text.ts";
 import type { CallContext, ShellService } from "../../host/shell/service.ts";
 import { freePort } from "../fixtures/free-port.ts";
 import { runtimeFor, waitFor } from "./helpers.ts";

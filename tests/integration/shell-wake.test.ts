@@ -9,15 +9,16 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
 import type { CallContext, ShellService } from "../../host/shell/service.ts";
 import { createShellState } from "../../host/shell/state.ts";
-import type { WakeScheduler } from "../../host/shell/wake-delivery.ts";
-import type { CompletionInfo } from "../../host/shell/wake-ledger.ts";
+import type { DeliveryScheduler } from "../../host/delivery/scheduler.ts";
+import { ResultLedger } from "../../host/delivery/ledger.ts";
+import type { CompletionInfo } from "../../host/delivery/results.ts";
 import { runtimeFor, waitFor } from "./helpers.ts";
 import { wakingShell, type WakingShell } from "./waking-shell.ts";
 
 let runtime: SupervisedRuntime;
 let shell: WakingShell;
 let service: ShellService;
-let wakes: WakeScheduler;
+let wakes: DeliveryScheduler;
 let sent: CompletionInfo[][];
 let refuse = false;
 

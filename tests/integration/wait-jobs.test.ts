@@ -69,7 +69,7 @@ describe("wait_jobs", () => {
 
     // Longer than the wake batching (300 ms quiet, 1 s at most) on a busy machine: nothing is sent for them.
     await pause(3000);
-    jobs.monitors.flush();
+    jobs.shell.wakes.boundary();
     expect(wokenShells().length + wokenMonitors().length).toBe(wokenBefore.size);
 
     // Asked again, every job says it was collected, without its output.
@@ -126,19 +126,20 @@ describe("wait_jobs", () => {
 
   it("a wake queued before the call is withdrawn; one already delivered is said, not repeated", async () => {
     const delivered = jobs.monitor("echo DONE");
-    await waitFor(() => jobs.monitors.find(delivered)?.due === "delivered", 30_000, "the monitor's wake to be delivered");
+    const ledger = jobs.shell.service.state.ledger;
+    await waitFor(() => ledger.stateOf(delivered) === "submitted", 30_000, "the monitor's wake to be delivered");
     jobs.refuse.monitors = true;
     const queued = jobs.monitor("echo DONE");
-    await waitFor(() => jobs.monitors.find(queued)?.due === "queued", 30_000, "the monitor's wake to be queued");
+    await waitFor(() => jobs.shell.wakes.failures.length > 0 && ledger.stateOf(queued) === "pending", 30_000, "the monitor's wake to be refused, and kept");
 
     const r = await jobs.wait.wait({ ids: [queued, delivered] }, direct());
     const lines = byId(r.jobs);
     expect(lines.get(queued)).toMatchObject({ collected: "now", verdict: "success" });
     expect(lines.get(delivered)).toMatchObject({ collected: "wake" });
     jobs.refuse.monitors = false;
-    jobs.monitors.flush();
+    jobs.shell.wakes.boundary();
     expect(wokenMonitors()).toEqual([delivered]);
-    expect(jobs.monitors.pendingDeliveries()).toBe(0);
+    expect(ledger.owedNames()).toEqual([]);
   });
 
   it("a cancelled call collects nothing and returns at once; the jobs go on and wake as before", async () => {

@@ -5,10 +5,10 @@
  */
 import { tmpdir } from "node:os";
 import type { SupervisedRuntime } from "../../host/runtime/runtime.ts";
-import { createMonitorService, type Delivery, type MonitorService } from "../../host/monitor/service.ts";
+import { createMonitorService, type MonitorService } from "../../host/monitor/service.ts";
+import type { CompletionInfo, MonitorMessage } from "../../host/delivery/results.ts";
 import { validateMonitorStart } from "../../host/monitor/schemas.ts";
 import type { CallContext } from "../../host/shell/service.ts";
-import type { CompletionInfo } from "../../host/shell/wake-ledger.ts";
 import { WaitService } from "../../host/wait/service.ts";
 import { wakingShell, type WakingShell } from "./waking-shell.ts";
 
@@ -17,7 +17,7 @@ export interface WaitingJobs {
   monitors: MonitorService;
   wait: WaitService;
   shellWakes: CompletionInfo[][];
-  monitorWakes: Delivery[];
+  monitorWakes: MonitorMessage[];
   refuse: { monitors: boolean };
   /** Starts a shell job that is still running when exec_command returns; its session_id. */
   exec(cmd: string, onExit?: "wake" | "none"): Promise<number>;
@@ -30,18 +30,22 @@ export const direct = (id = "direct"): CallContext => ({ toolCallId: id, cwd: tm
 
 export function waitingJobs(runtime: SupervisedRuntime): WaitingJobs {
   const shellWakes: CompletionInfo[][] = [];
-  const monitorWakes: Delivery[] = [];
+  const monitorWakes: MonitorMessage[] = [];
   const refuse = { monitors: false };
-  const shell = wakingShell(runtime, { quietMs: 300, maxDelayMs: 1000 }, (batch) => void shellWakes.push([...batch]));
-  const monitors = createMonitorService();
-  monitors.bind({
-    deliver(delivery) {
+  const shell = wakingShell(
+    runtime,
+    { quietMs: 300, maxDelayMs: 1000 },
+    (batch) => void shellWakes.push([...batch]),
+    (message) => {
       if (refuse.monitors) throw new Error("no live session to deliver to");
-      monitorWakes.push(delivery);
+      monitorWakes.push(message);
     },
-    runtime: () => runtime,
-  });
-  const wait = new WaitService({ shell: () => shell.service, monitors: () => monitors });
+  );
+  // One ledger for both kinds, as in the host.
+  const ledger = () => shell.service.state.ledger;
+  const monitors = createMonitorService(ledger());
+  monitors.bind({ runtime: () => runtime, due: () => shell.wakes.schedule() });
+  const wait = new WaitService({ shell: () => shell.service, monitors: () => monitors, ledger, due: () => shell.wakes.schedule() });
   return {
     shell,
     monitors,

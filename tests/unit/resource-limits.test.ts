@@ -21,7 +21,7 @@ import { renderConsole } from "../../ui/console-view.ts";
 import { initialState } from "../../ui/console-state.ts";
 import type { FgRole, UiTheme } from "../../ui/theme.ts";
 import { monitorJob, snapshotOf } from "../fixtures/ui-snapshots.ts";
-import { wakeMessage } from "../../host/shell/notices.ts";
+import { wakeMessage } from "../../host/delivery/wake-text.ts";
 import { shellStatusLine } from "../../host/wait/lines.ts";
 import { jobLineText } from "../../host/wait/result-text.ts";
 import { listText } from "../../host/shell/result-text.ts";

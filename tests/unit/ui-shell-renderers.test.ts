@@ -8,7 +8,7 @@ import { stripTerminalSequences } from "@earendil-works/pi-tui";
 import type { Theme } from "@earendil-works/pi-coding-agent";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SHELL_TOOL_NAMES } from "../../host/shell/install.ts";
-import { WAKE_MESSAGE_TYPE } from "../../host/shell/notices.ts";
+import { WAKE_MESSAGE_TYPE } from "../../host/delivery/wake-text.ts";
 import { processResultText } from "../../host/shell/result-text.ts";
 import { registerShellRenderers } from "../../host/console/shell-renderers.ts";
 import { exitedResult, killResult, processResult, WAKE } from "../fixtures/shell-results.ts";

@@ -1,16 +1,19 @@
 /**
- * Texts about completions: the wake message and the codemode receipt. They carry ids, exit status and log paths,
- * bounded in count and in command length, and a wake shows a few blocks of each job's evidence (its error-like lines,
- * rendered, redacted and bounded: host/evidence-text.ts), so that a failure's cause arrives with the news of it. The
- * output itself is collected with write_stdin.
+ * The text of every wake: a shell wake (ends batched with the other shell ends, and running shell jobs that look
+ * stuck or ran away) and the watchdog's wake about a running monitor. They carry ids, exit status and log paths,
+ * bounded in count and in command length, and a shell wake shows a few blocks of each job's evidence (its error-like
+ * lines, rendered, redacted and bounded: host/evidence-text.ts), so that a failure's cause arrives with the news of it.
+ * The output itself is collected with write_stdin. A monitor's report is its own text (host/monitor/report.ts).
  */
-import { COMMAND_PREVIEW_CHARS, NOTICE_MAX_SESSIONS } from "./limits.ts";
-import { escapeControls, oneLine } from "../safety/escape.ts";
+import { COMMAND_PREVIEW_CHARS, NOTICE_MAX_SESSIONS } from "../shell/limits.ts";
+import { escapeControls, escapeText, oneLine } from "../safety/escape.ts";
 import { evidenceLines, LINE_EVIDENCE } from "../evidence-text.ts";
-import type { CompletionInfo, StuckAlert } from "./wake-ledger.ts";
+import type { CompletionInfo, StuckAlert } from "./results.ts";
 
+/** The custom message types of wakes: a shell wake, a monitor's report, the watchdog's wake about a monitor. */
 export const WAKE_MESSAGE_TYPE = "shell-jobs-wake";
-export const RECEIPT_HEADER = "[shell-jobs results]";
+export const MONITOR_MESSAGE_TYPE = "pi-jobs.monitor";
+export const MONITOR_WATCHDOG_TYPE = "pi-jobs.monitor-watchdog";
 
 export function completionPhrase(c: Pick<CompletionInfo, "status" | "exitCode" | "signal" | "failureReason">): string {
   switch (c.status) {
@@ -150,32 +153,10 @@ function stuckDetails(alerts: readonly StuckAlert[]): NonNullable<WakeDetails["s
   }));
 }
 
-export interface ReceiptLine {
-  sessionId: number;
-  /** "running", or a completion phrase. */
-  state: string;
-  running: boolean;
-  logPath: string | null;
-  /** The final output was collected in the script and can be read once more. */
-  replayable: boolean;
-  /** The session is no longer registered (stopped, evicted). */
-  gone: boolean;
-}
-
-/** The receipt appended to the outermost tool result of a script that used shell jobs. */
-export function receiptText(lines: readonly ReceiptLine[]): string {
-  const shown = [...lines].sort((a, b) => a.sessionId - b.sessionId).slice(0, NOTICE_MAX_SESSIONS);
-  const out = [RECEIPT_HEADER];
-  for (const l of shown) {
-    const how = l.running
-      ? `running · poll with write_stdin {"session_id": ${l.sessionId}, "yield_time_ms": 0}`
-      : l.replayable
-        ? `${l.state} · final output replayable once with write_stdin {"session_id": ${l.sessionId}, "yield_time_ms": 0}`
-        : l.gone
-          ? `${l.state} · no longer registered; use log_path`
-          : `${l.state} · collect with write_stdin {"session_id": ${l.sessionId}, "yield_time_ms": 0}`;
-    out.push(`- session_id ${l.sessionId}: ${how} · log_path: ${l.logPath ?? "none"}`);
-  }
-  if (lines.length > shown.length) out.push(`- … and ${lines.length - shown.length} more (see list_sessions)`);
-  return out.join("\n");
+/** The watchdog's wake about a running monitor: metadata only; its report still comes when it ends. */
+export function monitorWatchdogText(monitorId: string, description: string, figures: string): string {
+  return [
+    `[monitor] ${monitorId} (${escapeText(description)}) uses ${figures}.`,
+    `It keeps running (the watchdog never stops a job) and its report still comes when it ends; monitor_stop {"monitor_id":"${monitorId}"} stops it if it ran away.`,
+  ].join("\n");
 }
