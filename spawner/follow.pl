@@ -14,6 +14,10 @@ use warnings;
 use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK O_WRONLY);
 use POSIX ();
 
+# write_atomic: spawner/entry-dir.pl, beside this file.
+my $here = __FILE__ =~ s{[^/]*\z}{}r;
+require(($here =~ m{\A\.{0,2}/} ? $here : "./$here") . 'entry-dir.pl');
+
 my ($dir, $offset) = @ARGV;
 die "usage: follow.pl <entry dir> <offset>\n" unless defined $offset && $offset =~ /^\d+$/ && -d $dir;
 umask 077;
@@ -29,15 +33,6 @@ sub slurp {
   local $/;
   my $text = <$fh>;
   return $text;
-}
-
-sub write_atomic {
-  my ($name, $text) = @_;
-  my $temp = "$dir/.$name.$$";
-  open(my $fh, '>', $temp) or return;
-  print {$fh} $text;
-  close $fh or return;
-  rename $temp, "$dir/$name";
 }
 
 my ($keeper_pid) = (slurp("$dir/keeper") // '') =~ /^keeper (\d+) /;
@@ -88,7 +83,7 @@ sub forward_input {
 
 sub record_offset {
   return if $offset == $recorded;
-  write_atomic('read', "$offset\n");
+  write_atomic($dir, 'read', "$offset\n");
   $recorded = $offset;
 }
 

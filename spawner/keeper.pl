@@ -22,6 +22,10 @@ use Config;
 use Fcntl qw(O_RDWR);
 use POSIX ();
 
+# write_atomic: spawner/entry-dir.pl, beside this file.
+my $here = __FILE__ =~ s{[^/]*\z}{}r;
+require(($here =~ m{\A\.{0,2}/} ? $here : "./$here") . 'entry-dir.pl');
+
 my ($dir, $tag, $lifetime_s, $grace_s, $shell, $command) = @ARGV;
 die "usage: keeper.pl <entry dir> <tag> <lifetime seconds> <grace seconds> <shell> <command>\n"
   unless defined $command && -d $dir && $tag =~ m{^[A-Za-z0-9-]+/[A-Za-z0-9_.-]+$} && $lifetime_s =~ /^\d+(?:\.\d+)?$/ && $grace_s =~ /^\d+(?:\.\d+)?$/;
@@ -45,15 +49,6 @@ sub tagged {
     }
   }
   return @found;
-}
-
-sub write_atomic {
-  my ($name, $text) = @_;
-  my $temp = "$dir/.$name.$$";
-  open(my $fh, '>', $temp) or return;
-  print {$fh} $text;
-  close $fh or return;
-  rename $temp, "$dir/$name";
 }
 
 # The launcher: it waits for the keeper's word and passes it on, so that the caller learns the pids and that the
@@ -108,7 +103,7 @@ close $log;
 my $stop = 0;
 $SIG{TERM} = sub { $stop = 1 };
 my $started = $now_ms->();
-write_atomic('keeper', "keeper $$ job $job started $started\n");
+write_atomic($dir, 'keeper', "keeper $$ job $job started $started\n");
 print {$word_write} "started $$ $job $started\n";
 close $word_write;
 
@@ -148,5 +143,5 @@ if (defined $status) {
   if ($status & 127) { $signal = 'SIG' . ($signal_names[$status & 127] // ($status & 127)) }
   else { $code = $status >> 8 }
 }
-write_atomic('end', "exit $code signal $signal ended $ended cause $cause\n");
+write_atomic($dir, 'end', "exit $code signal $signal ended $ended cause $cause\n");
 exit 0;

@@ -22,6 +22,8 @@ export const shape = {
   digits: new Uint8Array(MAX_SLOTS),
   padded: new Uint8Array(MAX_SLOTS),
 };
+/** The slots' arrays, held here so that the hot loops (readDigitRun) do not look them up on `shape` per digit run. */
+const { values: slotValues, digits: slotDigits, padded: slotPadded } = shape;
 
 /**
  * Reads the shape of the line in UTF-8 `bytes` from `start` to the next newline or `end`, whichever comes first, into
@@ -36,22 +38,8 @@ export function readShapeBytes(bytes: Uint8Array, start: number, end: number): n
   while (i < end) {
     const c = bytes[i] as number;
     if (c === 10) break;
-    let digit = c - 48;
-    if (digit >= 0 && digit <= 9) {
-      // A digit run, read whole: its value, its digit count, and whether it began with a zero.
-      const first = i;
-      let value = digit;
-      for (i += 1; i < end; i += 1) {
-        digit = (bytes[i] as number) - 48;
-        if (digit < 0 || digit > 9) break;
-        value = value * 10 + digit;
-      }
-      if (slots < MAX_SLOTS) {
-        const digits = i - first;
-        shape.values[slots] = value;
-        shape.digits[slots] = digits > 255 ? 255 : digits;
-        shape.padded[slots] = c === 48 && digits > 1 ? 1 : 0;
-      }
+    if (c >= 48 && c <= 57) {
+      i = readDigitRun(bytes, i, end, slots);
       slots += 1;
       // A digit run counts in the key as one mark, whatever its digits.
       h1 = Math.imul(h1 ^ 0x30, 0x01000193);
@@ -64,6 +52,29 @@ export function readShapeBytes(bytes: Uint8Array, start: number, end: number): n
   }
   shape.slots = slots;
   shape.key = (h1 >>> 6) * 0x4000000 + (h2 >>> 6) + Math.min(slots, 1023) / 1024;
+  return i;
+}
+
+/**
+ * Reads the digit run that begins at `i` (a digit) and ends before `end` or the first byte that is no digit; returns
+ * where it ended. Slot `slot` of `shape`, when there is one, gets its value, its digit count, and whether it began with
+ * a zero.
+ */
+function readDigitRun(bytes: Uint8Array, i: number, end: number, slot: number): number {
+  const first = i;
+  const lead = bytes[i] as number;
+  let value = lead - 48;
+  for (i += 1; i < end; i += 1) {
+    const digit = (bytes[i] as number) - 48;
+    if (digit < 0 || digit > 9) break;
+    value = value * 10 + digit;
+  }
+  if (slot < MAX_SLOTS) {
+    const digits = i - first;
+    slotValues[slot] = value;
+    slotDigits[slot] = digits > 255 ? 255 : digits;
+    slotPadded[slot] = lead === 48 && digits > 1 ? 1 : 0;
+  }
   return i;
 }
 
@@ -135,7 +146,6 @@ export const run = { lines: 0 };
  */
 export function readRun(bytes: Uint8Array, from: number, to: number, skeleton: Int16Array, slots: Slot[]): number {
   const marks = skeleton.length;
-  const { values, digits: widths, padded } = shape;
   let lines = 0;
   let start = from;
   let i = from;
@@ -161,21 +171,8 @@ export function readRun(bytes: Uint8Array, from: number, to: number, skeleton: I
       k += 1;
       continue;
     }
-    let digit = c - 48;
-    if (digit < 0 || digit > 9) break;
-    const first = i;
-    let value = digit;
-    for (i += 1; i < to; i += 1) {
-      digit = (bytes[i] as number) - 48;
-      if (digit < 0 || digit > 9) break;
-      value = value * 10 + digit;
-    }
-    if (count < MAX_SLOTS) {
-      const digits = i - first;
-      values[count] = value;
-      widths[count] = digits > 255 ? 255 : digits;
-      padded[count] = c === 48 && digits > 1 ? 1 : 0;
-    }
+    if (c < 48 || c > 57) break;
+    i = readDigitRun(bytes, i, to, count);
     count += 1;
     k += 1;
   }

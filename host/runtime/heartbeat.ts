@@ -18,10 +18,11 @@
  * was under 1 is a hang, and one that stood still while it was 1 or more may be starvation and is waited for
  * (docs/decisions/process-table.md). Where neither can be read (the thread is gone), a counter
  * that stood still STALLED_ACTOR_MS is taken for a hang, as the counter alone can tell no more. Everything here but
- * `readThread` and `machineLoad` is pure: the clock and the readings are injected (tests/unit/heartbeat.test.ts).
+ * `readActorThread` is pure: the clock and the readings are injected (tests/unit/heartbeat.test.ts).
  */
 import { availableParallelism, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
+import type { ActorThread } from "../../mailbox/cell.ts";
 import { processTable, type ThreadReading } from "../../shared/process-table/index.ts";
 
 export type { ThreadReading };
@@ -169,12 +170,17 @@ export class OwnClock {
   }
 }
 
-/** One of this process's threads, read by the process table; null when it cannot be. */
-export function readThread(tid: number): Promise<ThreadReading | null> {
-  return processTable().readThread(tid);
+/**
+ * What a verdict reads of an actor's thread: nothing before it has started, its own figures where the process table
+ * reads a thread's (null when it cannot), else the machine's load.
+ */
+export function readActorThread(thread: ActorThread): Promise<ThreadReading | MachineLoad | null> {
+  if (!thread.started) return Promise.resolve(null);
+  if (!processTable().readsThreads) return Promise.resolve(machineLoad());
+  return thread.tid !== null ? processTable().readThread(thread.tid) : Promise.resolve(null);
 }
 
 /** The machine's load per CPU now. */
-export function machineLoad(): MachineLoad {
+function machineLoad(): MachineLoad {
   return { loadPerCpu: (loadavg()[0] ?? 0) / Math.max(1, availableParallelism()) };
 }

@@ -18,8 +18,7 @@ import type { RetainedWindow, TakenOutput } from "../../mailbox/output.ts";
 import type { ActorResult } from "../../mailbox/result.ts";
 import type { JobSpec } from "../../mailbox/spec.ts";
 import { ActorLink } from "./actor-link.ts";
-import { Heartbeat, machineLoad, readThread, type MachineLoad, type ThreadReading } from "./heartbeat.ts";
-import { processTable } from "../../shared/process-table/index.ts";
+import { Heartbeat, readActorThread } from "./heartbeat.ts";
 import type { ActorPool } from "./pool.ts";
 import { Supervisor, supervisorResult } from "./supervisor.ts";
 import type { JobEnded, JobFigures, JobHandle, JobKind, JobState, StartStage, StopRequester } from "./api.ts";
@@ -94,7 +93,7 @@ export class Job implements JobHandle {
     this.cell = new JobCellReader(cell);
     const heartbeat = (this.heartbeat = new Heartbeat(
       () => (this.cell.thread().started ? this.cell.heartbeat() : null),
-      () => this.readActorThread(),
+      () => readActorThread(this.cell.thread()),
     ));
     this.supervisor = new Supervisor({
       spec: this.spec,
@@ -285,17 +284,6 @@ export class Job implements JobHandle {
     const taken = this.finalUnread ?? NOTHING_TAKEN;
     this.finalUnread = null;
     return inForm(taken, raw);
-  }
-
-  /**
-   * The actor thread's figures, once it has started and where they can be read; where the process table reads no
-   * thread's, the machine's load.
-   */
-  private readActorThread(): Promise<ThreadReading | MachineLoad | null> {
-    const thread = this.cell.thread();
-    if (!thread.started) return Promise.resolve(null);
-    if (!processTable().readsThreads) return Promise.resolve(machineLoad());
-    return thread.tid !== null ? readThread(thread.tid) : Promise.resolve(null);
   }
 
   private receive(message: ActorToHost): void {

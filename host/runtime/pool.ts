@@ -18,7 +18,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Piscina } from "piscina";
 import { workerUrl } from "../../shared/entry-url.ts";
 import { JobCellReader } from "../../mailbox/cell.ts";
-import { createCodeCache } from "../../mailbox/code-cache.ts";
+import { codeCacheUses, createCodeCache } from "../../mailbox/code-cache.ts";
 import { poolClosedBeforeThread } from "../../mailbox/errors.ts";
 import type { ActorTask, ActorTaskResult } from "../../mailbox/task.ts";
 import { startsToAdmit } from "./thread-boots.ts";
@@ -34,6 +34,8 @@ export interface ActorPool {
   lastError(): Error | null;
   /** Worker threads currently alive (busy or idle). */
   threads(): number;
+  /** Threads that compiled their entry from the shared code cache, V8 having accepted it (mailbox/code-cache.ts). */
+  codeCacheUses(): number;
   /**
    * Ends every worker; only called once no job is running. Threads still loading their modules cannot be ended yet:
    * it waits for them up to `waitMs`, and past that returns and ends the pool in the background once they have.
@@ -76,11 +78,12 @@ export function createActorPool(options: {
   const maxThreads = options.capacity + options.warm;
   /** Threads whose entry module has finished loading; each thread adds one (actors/thread/actor-thread.ts). */
   const loaded = new Int32Array(new SharedArrayBuffer(4));
+  const codeCache = options.codeCache ?? createCodeCache();
   const pool = new Piscina<ActorTask | null, ActorTaskResult | undefined>({
     filename: (options.entry ?? workerUrl("thread/actor-thread")).href,
     // Only a compiled copy's threads use the code cache (actors/thread/cached-entry.ts); a thread that runs the
     // TypeScript source loads its entry as modules, without it.
-    workerData: { loaded: loaded.buffer, codeCache: options.codeCache ?? createCodeCache() },
+    workerData: { loaded: loaded.buffer, codeCache },
     minThreads: options.warm,
     // One thread per job, plus room so that the warm threads are not the last ones.
     maxThreads,
@@ -290,6 +293,7 @@ export function createActorPool(options: {
     // A linear look: at most the capacity's jobs and `warm` warm tasks wait, and it is asked at human rate.
     waits: (jobId) => waiting.some((start) => start.task?.spec.id === jobId && !start.dropped()),
     threads: () => pool.threads.length,
+    codeCacheUses: () => codeCacheUses(codeCache),
     async destroy(waitMs = LOAD_WAIT_MS) {
       warmFailed = true;
       if (topUpTimer) clearTimeout(topUpTimer);

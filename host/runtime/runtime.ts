@@ -59,6 +59,8 @@ export class CapacityError extends Error {
 export interface SupervisedRuntime extends JobRuntime {
   /** Worker threads alive now (for tests and the console). */
   threads(): number;
+  /** Threads that compiled the actor's entry from the shared code cache (host/runtime/pool.ts); 0 before the first job. */
+  codeCacheUses(): number;
   /** Output of every job of this runtime so far (for rates). */
   totals(): { bytes: number; lines: number };
   /** Starts the warm threads and the spawner now (session_start), so the first job pays for neither. */
@@ -249,6 +251,7 @@ export function createJobRuntime(options: RuntimeOptions = {}): SupervisedRuntim
       else void idle.then(() => current.destroy());
     },
     threads: () => pool?.threads() ?? 0,
+    codeCacheUses: () => pool?.codeCacheUses() ?? 0,
     totals: () => {
       const totals = { ...endedTotals };
       for (const job of live.values()) {

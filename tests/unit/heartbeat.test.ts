@@ -8,7 +8,7 @@ import {
   HUNG_CPU_MS,
   judgeStill,
   OwnClock,
-  readThread,
+  readActorThread,
   STALLED_ACTOR_MS,
   type ThreadReading,
   type ThreadSample,
@@ -177,12 +177,13 @@ describe("OwnClock", () => {
   });
 });
 
-describe("readThread", () => {
+describe("readActorThread", () => {
   it.runIf(process.platform === "linux")("reads a live thread of this process, and nothing for one that does not exist", async () => {
-    const reading = await readThread(process.pid);
+    const reading = (await readActorThread({ started: true, tid: process.pid })) as ThreadReading | null;
     expect(reading).not.toBeNull();
     expect(reading!.cpuMs).toBeGreaterThan(0);
     expect(reading!.queuedMs).toBeGreaterThanOrEqual(0);
-    expect(await readThread(2 ** 30)).toBeNull();
+    expect(await readActorThread({ started: true, tid: 2 ** 30 })).toBeNull();
+    expect(await readActorThread({ started: false })).toBeNull();
   });
 });

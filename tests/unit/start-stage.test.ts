@@ -45,6 +45,7 @@ describe("the host's job", () => {
       waits: (jobId) => waiting.now && tasks.some((task) => task.spec.id === jobId),
       lastError: () => null,
       threads: () => 0,
+      codeCacheUses: () => 0,
       destroy: async () => {},
     };
     return { pool, tasks, waiting };
