@@ -47,6 +47,10 @@ my $stdin_open = 1;
 my $fifo;
 my $recorded = -1;
 
+# SIGTERM waits while a write and its count are under way: its handler records the offset, which must count every
+# byte written and none that was not, or the next follower would repeat output this one already handed on.
+my $term_only = POSIX::SigSet->new(POSIX::SIGTERM());
+
 # Copies what the log holds past the offset; returns how many bytes it copied.
 sub copy_log {
   my $copied = 0;
@@ -56,13 +60,15 @@ sub copy_log {
     last unless $read;
     my $at = 0;
     while ($at < $read) {
+      POSIX::sigprocmask(POSIX::SIG_BLOCK(), $term_only);
       my $wrote = syswrite STDOUT, $buffer, $read - $at, $at;
       # The actor is gone: nobody reads any more.
       POSIX::_exit(0) unless defined $wrote;
       $at += $wrote;
+      $offset += $wrote;
+      POSIX::sigprocmask(POSIX::SIG_UNBLOCK(), $term_only);
     }
     $copied += $read;
-    $offset += $read;
   }
   return $copied;
 }
