@@ -235,20 +235,28 @@ export class ResultLedger {
 
   /** What to send now: the shell wake's ends and alerts (in session order) if it is due, and every due monitor message. */
   take(now: number): DueNow {
-    const none: DueNow = { completions: [], alerts: [], monitors: [] };
-    if (this.waitingForBoundary) return none;
+    if (this.waitingForBoundary) return { completions: [], alerts: [], monitors: [] };
     const shellDue = this.shellDueAt();
     const shellNow = shellDue !== null && now >= shellDue;
-    const eligible = this.eligible();
-    const completions = shellNow ? eligible.flatMap((e) => (e.record.result.kind === "shell" ? [e.record.result.completion] : [])).sort((a, b) => a.sessionId - b.sessionId) : [];
-    const alerts = shellNow ? [...this.alerts.values()].flatMap((a) => (a.alert.kind === "shell" ? [a.alert.alert] : [])).sort((a, b) => a.sessionId - b.sessionId) : [];
-    const monitors: DueNow["monitors"] = [];
-    const due = [
-      ...eligible.flatMap((e) => (e.record.result.kind === "monitor" && e.since <= now ? [{ name: e.name, since: e.since, message: e.record.result.report, piSession: e.record.result.piSession }] : [])),
-      ...[...this.alerts].flatMap(([name, a]) => (a.alert.kind === "monitor" && a.since <= now ? [{ name, since: a.since, message: a.alert.watchdog, piSession: null }] : [])),
-    ].sort((a, b) => a.since - b.since);
-    for (const { name, message, piSession } of due) monitors.push({ name, message, piSession });
-    return { completions, alerts, monitors };
+    const completions: CompletionInfo[] = [];
+    const alerts: StuckAlert[] = [];
+    const monitors: (DueNow["monitors"][number] & { since: number })[] = [];
+    for (const { name, record, since } of this.eligible()) {
+      const result = record.result;
+      if (result.kind === "shell") {
+        if (shellNow) completions.push(result.completion);
+      } else if (since <= now) monitors.push({ name, message: result.report, piSession: result.piSession, since });
+    }
+    for (const [name, { alert, since }] of this.alerts) {
+      if (alert.kind === "shell") {
+        if (shellNow) alerts.push(alert.alert);
+      } else if (since <= now) monitors.push({ name, message: alert.watchdog, piSession: null, since });
+    }
+    completions.sort((a, b) => a.sessionId - b.sessionId);
+    alerts.sort((a, b) => a.sessionId - b.sessionId);
+    // In the order they fell due, as the monitor's own messages always went.
+    monitors.sort((a, b) => a.since - b.since);
+    return { completions, alerts, monitors: monitors.map(({ name, message, piSession }) => ({ name, message, piSession })) };
   }
 
   /** The number the next message carries. */
