@@ -20,6 +20,18 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/**
+ * The pid a job's shell wrote to `file` in `cwd`, once written: the call that started it may have returned before its
+ * shell ran (its `yield_time_ms` over on a loaded machine while the process was still being started).
+ */
+function pidIn(cwd: string, file: string): Promise<number> {
+  const path = join(cwd, file);
+  return pollUntil(() => existsSync(path) && Number(readFileSync(path, "utf8").trim()) > 1 && Number(readFileSync(path, "utf8").trim()), {
+    timeoutMs: 60_000,
+    what: file,
+  });
+}
+
 /** The details of the `n`th result of a tool, as Pi streamed them. */
 function resultOf(pi: RpcSession, tool: string, n = 0): any {
   const ends = pi.records.filter((r: PiRecord) => r.type === "tool_execution_end" && r.toolName === tool);
@@ -49,7 +61,7 @@ describe("persisted jobs across Pi processes", () => {
     const listed = resultOf(first, "list_sessions").sessions as { cmd: string; persisted?: { entry: string; started_by_pid: number } }[];
     const persisted = listed.find((s) => s.persisted !== undefined)!.persisted!;
     cleanups.push(() => stopLeftover(persisted.entry));
-    const ordinary = Number(readFileSync(join(cwd, "ordinary.pid"), "utf8").trim());
+    const ordinary = await pidIn(cwd, "ordinary.pid");
     expect(pidAlive(ordinary)).toBe(true);
 
     process.kill(persisted.started_by_pid, "SIGKILL");
@@ -92,13 +104,8 @@ describe("persisted jobs across Pi processes", () => {
     await tui.waitForPane(/faux/, 60_000);
     await tui.type("start");
     await tui.sendKeys("Enter");
-    const pidIn = (file: string): Promise<number> =>
-      pollUntil(() => existsSync(join(cwd, file)) && Number(readFileSync(join(cwd, file), "utf8").trim()) > 1 && Number(readFileSync(join(cwd, file), "utf8").trim()), {
-        timeoutMs: 60_000,
-        what: file,
-      });
-    const ordinary = await pidIn("ordinary.pid");
-    const persisted = await pidIn("persisted.pid");
+    const ordinary = await pidIn(cwd, "ordinary.pid");
+    const persisted = await pidIn(cwd, "persisted.pid");
     cleanups.push(() => {
       try {
         process.kill(-persisted, "SIGKILL");
