@@ -2,8 +2,8 @@
  * The cost of sampling a job's tree (actors/watch/usage-watch.ts): what every job pays for its figures, its limits and
  * the watchdog. 64 idle jobs (a tagged `sleep` each, as a job's process carries its tag) are each sampled once a
  * second, as an actor samples a job without limits, for SECONDS seconds; the CPU the samples take on this thread is
- * divided by jobs and seconds. The first look of each job, which scans for its tag as the cleanup does, is reported
- * apart: it happens once per job. Then 64 forking jobs (a tagged `while :; do sleep 0.1; done` each: the machine
+ * divided by jobs and seconds. The first look of each job (its leader's stat and children; the first probe of
+ * the pids allocated since the leader comes with a later sample) is reported apart: it happens once per job. Then 64 forking jobs (a tagged `while :; do sleep 0.1; done` each: the machine
  * allocates 640 pids a second) sampled the same way, and again as a job with a limit samples them, probing the pids
  * allocated anywhere at every sample (shared/process-table/proc-tree.ts). Linux only (elsewhere there is nothing to sample).
  *
@@ -34,7 +34,7 @@ export interface UsageSamplingResult {
   sampleMicros: number;
   /** CPU per job per second at one sample a second, in percent of one core. */
   percentOfCorePerJob: number;
-  /** CPU of a job's first look (a scan for its tag), in µs, averaged over the jobs. */
+  /** CPU of a job's first look (its leader's stat and children), in µs, averaged over the jobs. */
   firstLookMicros: number;
   /** CPU of one sample of one forking job, in µs: as a job without limits samples it, and probing at every sample. */
   forkingSampleMicros: number;
@@ -128,7 +128,7 @@ export function usageSamplingRows(r: UsageSamplingResult): Row[] {
       target: `≤ ${TARGETS.percentOfCorePerJob} % of a core`,
       met: r.percentOfCorePerJob <= TARGETS.percentOfCorePerJob,
     },
-    { benchmark: "usage sampling", variant: "a job's first look (a scan for its tag, once)", result: `${r.firstLookMicros} µs`, target: "", met: null },
+    { benchmark: "usage sampling", variant: "a job's first look (its leader's stat and children, once)", result: `${r.firstLookMicros} µs`, target: "", met: null },
     {
       benchmark: "usage sampling",
       variant: `a sample of a forking job (${r.jobs} × \`${FORKING[2]}\`), as a job without limits samples it`,

@@ -57,8 +57,9 @@ class ProcTreeSampler implements TreeSampler {
     this.members = new TreeMembers({ tag: options.tag, leader: options.leader, spawnedAtEpoch: options.spawnedAtEpoch, probeEveryMs: options.probeEveryMs });
     this.timer = setInterval(() => this.sample(), options.everyMs);
     this.timer.unref();
-    // The first sample (a scan for the tag) waits FIRST_SAMPLE_MS: a short command is over by then and never pays for
-    // it, and a job that runs on has its figures almost at once (docs/benchmarks.md, "Where a short job's time goes").
+    // The first sample waits FIRST_SAMPLE_MS: a short command is over by then and never pays for it, and a job that runs
+    // on has its figures almost at once (docs/benchmarks.md, "Where a short job's time goes"). It reads the leader and
+    // its children only; the pids allocated since the leader wait for the first probe (proc-tree.ts).
     this.first = setTimeout(() => {
       this.first = null;
       this.sample();

@@ -1,11 +1,13 @@
 /**
  * The processes of a job's tree (every process carrying its tag), found incrementally for the usage watch's samples
- * (proc-table.ts, for actors/watch/usage-watch.ts). The first look scans for the tag as the cleanup does (proc-tags.ts). After that,
- * every look reads the children of each member (one small file each), and every `probeEveryMs` the pids the kernel
- * allocated anywhere since the last such probe are probed, one `environ` read each: that finds what the children miss,
- * a process whose parent ended before the look (an escaped daemon, now init's child) or that another of a member's
- * threads forked. Probing on every look cost each job a read per process the whole machine started: 64 jobs that each
- * forked ten times a second cost the process a tenth of a core; see docs/decisions/limits-watchdog.md.
+ * (proc-table.ts, for actors/watch/usage-watch.ts). Every look reads the children of each member (one small file each),
+ * and every `probeEveryMs` the pids the kernel allocated anywhere since the last such probe are probed, one `environ`
+ * read each, the first probe covering every pid since the leader's: that finds what the children miss, a process whose
+ * parent ended before the look (an escaped daemon, now init's child) or that another of a member's threads forked.
+ * Probing on every look cost each job a read per process the whole machine started: 64 jobs that each forked ten times
+ * a second cost the process a tenth of a core; and a first look that scanned for the tag at once cost every job that
+ * outlived it a read of each process started since its spawn, a pass over all of `/proc` on a machine that forks a lot
+ * (docs/decisions/limits-watchdog.md).
  *
  * A member stays a member while its stat can be read with the start time it had when it was found (a zombie too: its
  * CPU time is not yet its parent's), so a pid the kernel reuses for another process is never counted as the job's.
@@ -27,10 +29,13 @@ export class TreeMembers {
   private readonly known = new Set<number>();
   /** New processes without an environment yet, with the looks left. */
   private readonly unsettled = new Map<number, number>();
-  /** `ns_last_pid` at the previous probe; null before the first look (or where it cannot be read: every probe scans). */
-  private last: number | null = null;
-  /** When the allocated pids were last probed (monotonic ms); the first look always probes. */
-  private probedAt = Number.NEGATIVE_INFINITY;
+  /**
+   * `ns_last_pid` at the previous probe, the leader's pid before the first (every pid allocated since it is still to
+   * probe); null where it cannot be read: every probe then scans for the tag.
+   */
+  private last: number | null;
+  /** When the allocated pids were last probed (monotonic ms); the window since the leader counts as opened at the start. */
+  private probedAt = performance.now();
   private readonly probeEveryMs: number;
 
   /** `probeEveryMs`: how often the pids allocated anywhere are probed; 0 probes them on every look. */
@@ -39,8 +44,9 @@ export class TreeMembers {
     this.leader = options.leader;
     this.spawnedAtEpoch = options.spawnedAtEpoch;
     this.known.add(options.leader);
+    this.last = options.leader;
     // Where the kernel does not list children, the probes are all there is.
-    this.probeEveryMs = childPids(process.pid) === null ? 0 : options.probeEveryMs;
+    this.probeEveryMs = kernelListsChildren() ? options.probeEveryMs : 0;
   }
 
   /** The tree's pids now: the members known, their children, and the tagged processes found by a probe. */
@@ -57,7 +63,7 @@ export class TreeMembers {
     return [...this.known];
   }
 
-  /** The first look scans for the tag; later ones probe the pids allocated since the one before. */
+  /** Probes the pids allocated since the probe before (the first: since the leader), or scans for the tag where it must. */
   private probeAllocated(at: number): void {
     // Read before probing: a process forked during the probe is in the next one's range.
     const now = lastAllocatedPid();
@@ -82,6 +88,13 @@ export class TreeMembers {
     if (tag === "tagged") this.known.add(pid);
     else if (tag === "empty" && looksLeft > 0) this.unsettled.set(pid, looksLeft);
   }
+}
+
+let listsChildren: boolean | undefined;
+/** Whether the kernel lists a process's children (`CONFIG_PROC_CHILDREN`): read once per thread, not once per job. */
+function kernelListsChildren(): boolean {
+  listsChildren ??= childPids(process.pid) !== null;
+  return listsChildren;
 }
 
 /** The pids allocated after `from` up to `to`, counting round `pid_max`; those that exist, when there are many. */

@@ -77,4 +77,21 @@ describe.runIf(process.platform === "linux" && childPids(process.pid) !== null)(
       await sleep(50);
     }
   });
+
+  it("the first look reads children only; the first probe covers every pid since the leader, so an earlier orphan is found", async () => {
+    // The escapee is init's child before any look: a first look that scanned for the tag would find it at once, at the
+    // cost of a read of every process started since the spawn; the first probe finds it instead.
+    const job = tagged(`(setsid sleep 100 & echo $! > "$out.tmp"); mv "$out.tmp" "$out"; sleep 100`);
+    job.go();
+    const orphan = await waitFor(job.written, 30_000, "the escapee's pid");
+    leftovers.push(orphan);
+    const slow = new TreeMembers({ tag: job.tag, leader: job.leader, spawnedAtEpoch: Date.now(), probeEveryMs: HOUR_MS });
+    const probing = new TreeMembers({ tag: job.tag, leader: job.leader, spawnedAtEpoch: Date.now(), probeEveryMs: 300 });
+    const everyLook = new TreeMembers({ tag: job.tag, leader: job.leader, spawnedAtEpoch: Date.now(), probeEveryMs: 0 });
+    expect(slow.look()).not.toContain(orphan);
+    expect(everyLook.look()).toContain(orphan);
+    await waitFor(() => probing.look().includes(orphan), 30_000, "the escapee among the members after the first probe");
+    expect(slow.look()).toContain(job.leader);
+    expect(slow.look()).not.toContain(orphan);
+  });
 });
