@@ -12,7 +12,7 @@
  * check or a thread held on purpose (a test fixture).
  */
 import { readdirSync } from "node:fs";
-import { readEnviron, statFields } from "./proc-stat.ts";
+import { pidExists, readEnviron, statFields } from "./proc-stat.ts";
 
 /** What a scan may read of the process the walk is at; each is read at most once per pid and pass. */
 export interface ProcReads {
@@ -94,11 +94,14 @@ function visitAll(pid: number, scans: readonly ProcScan<unknown>[]): void {
   for (const scan of scans) scan.visit(pid, reads);
 }
 
-/** Visits `pids` with every scan, yielding whenever the slice is used up. */
-async function walk(pids: readonly number[], scans: readonly ProcScan<unknown>[]): Promise<void> {
+/**
+ * Visits `pids` with every scan, yielding whenever the slice is used up. Pids a scan names (`probed`) are skipped when
+ * gone, which every scan reads as absent anyway: many of them are, and a read of a gone pid costs a thrown error.
+ */
+async function walk(pids: readonly number[], scans: readonly ProcScan<unknown>[], probed: boolean): Promise<void> {
   for (const pid of pids) {
     while (performance.now() >= sliceEnds) await slice();
-    visitAll(pid, scans);
+    if (!probed || pidExists(pid)) visitAll(pid, scans);
   }
 }
 
@@ -126,7 +129,7 @@ async function passes(): Promise<void> {
       waiting = [];
       try {
         const pids = listPids();
-        if (pids !== null) await walk(pids, batch.map((entry) => entry.scan));
+        if (pids !== null) await walk(pids, batch.map((entry) => entry.scan), false);
         for (const entry of batch) entry.done(pids !== null);
       } catch (error) {
         for (const entry of batch) entry.failed(error);
@@ -140,7 +143,7 @@ async function passes(): Promise<void> {
 /** Runs the scan a slice per turn; null when it wants every process and `/proc` cannot be listed. */
 export async function scan<T>(procScan: ProcScan<T>): Promise<T | null> {
   if (procScan.pids !== null) {
-    await walk(procScan.pids, [procScan]);
+    await walk(procScan.pids, [procScan], true);
     return procScan.result();
   }
   const listed = await new Promise<boolean>((resolve, reject) => {
@@ -152,8 +155,9 @@ export async function scan<T>(procScan: ProcScan<T>): Promise<T | null> {
 
 /** The same, at once and without yielding: only where the thread cannot wait (an exit handler) or is held anyway. */
 export function scanNow<T>(procScan: ProcScan<T>): T | null {
+  const probed = procScan.pids !== null;
   const pids = procScan.pids ?? listPids();
   if (pids === null) return null;
-  for (const pid of pids) visitAll(pid, [procScan]);
+  for (const pid of pids) if (!probed || pidExists(pid)) visitAll(pid, [procScan]);
   return procScan.result();
 }

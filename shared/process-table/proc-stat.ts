@@ -7,7 +7,7 @@
  * that scanned every process per check made Pi's thread spend more time collecting those buffers than reading
  * (docs/decisions/proc-scans.md). A reused buffer costs a third of the CPU per read.
  */
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync } from "node:fs";
 
 /** Clock ticks per second of `/proc` times: USER_HZ, 100 on every Linux architecture Node runs on. */
 export const TICKS_PER_SECOND = 100;
@@ -68,6 +68,14 @@ export function readEnviron(pid: number): Buffer | null {
     },
   );
   return length === null ? null : large.subarray(0, length);
+}
+
+/**
+ * Whether a process (or thread) with this id is there now. For pids probed rather than listed (those allocated since a
+ * job's spawn, most of them other jobs' and gone): a failed `open` throws, and the error costs four times this check.
+ */
+export function pidExists(pid: number): boolean {
+  return existsSync(`/proc/${pid}`);
 }
 
 /** The fields after the command name of a stat line, or null when the text has none. */

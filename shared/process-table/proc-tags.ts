@@ -2,7 +2,7 @@
  * The job tag read from `/proc` (the /proc backend of the process table, table.ts): a process's tag is in
  * `/proc/<pid>/environ`. What the tag is and what escapes it: tags.ts.
  */
-import { readEnviron, readProcText, startTicksOf, statField, statNumber, TICKS_PER_SECOND } from "./proc-stat.ts";
+import { pidExists, readEnviron, readProcText, startTicksOf, statField, statNumber, TICKS_PER_SECOND } from "./proc-stat.ts";
 import { scan, scanNow, type ProcReads, type ProcScan } from "./proc-scan.ts";
 import { TAG_VARIABLE, type PidWindow, type TaggedProcess, type TagScan } from "./tags.ts";
 
@@ -237,7 +237,7 @@ export function maxPid(): number | null {
  * thread, or one that cleared it) or null when it is gone or another user's.
  */
 export function tagOf(pid: number, tag: string): "tagged" | "other" | "empty" | null {
-  const environ = readEnviron(pid);
+  const environ = pidExists(pid) ? readEnviron(pid) : null;
   if (environ === null) return null;
   if (environ.length === 0) return "empty";
   return tagsIn(environ).includes(tag) ? "tagged" : "other";
