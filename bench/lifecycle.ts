@@ -9,15 +9,19 @@
  *   again on the same runtime right after (its threads kept from the first burst), beside 64 plain spawns;
  * - short jobs: `BENCH_SHORT_JOBS` (default 10,000; 50 under `BENCH_QUICK=1`) monitors of `echo`, 32 at a time:
  *   wall time and CPU (this process's threads plus its reaped children), beside plain spawns of the same;
+ *   and beside the floor of a thread per running job (bench/thread-spawns.ts);
  * - the CPU of one short job: 1,000 more on the same runtime, its threads made by then, this process's own CPU (Pi's
- *   thread and the actor threads) per job, beside a plain spawn's parent per spawn: work added to every job shows here.
+ *   thread and the actor threads) per job, beside a plain spawn's parent per spawn: work added to every job shows here;
+ * - a sentinel: the line printed → the monitor's result, beside a reader on this thread (bench/sentinel.ts).
  *
- * The plain spawns run in a fresh Node process of their own (bench/plain-spawns.ts), as a small process spawns.
+ * The plain spawns and the thread floor run in fresh Node processes of their own, as a small process spawns.
  */
 import type { JobHandle } from "../host/runtime/api.ts";
 import type { SupervisedRuntime } from "../host/runtime/runtime.ts";
 import { cpuWall, type CpuWall } from "./cpu-wall.ts";
 import { plainSpawnsInChild, type PlainSpawns } from "./plain-spawns.ts";
+import { mainThreadSentinel, monitorSentinel } from "./sentinel.ts";
+import { threadSpawnsInChild } from "./thread-spawns.ts";
 import { COPIES, copyLabel, loadCopy, type Copy, type LoadedCopy } from "./copy.ts";
 import { removeInstalledPackage } from "./installed.ts";
 import { closeRuntime, jobRequest, monitorRequest, ms, repetitions, round, sleep, summarize, waitFor, type Row, type Summary } from "./shared.ts";
@@ -38,12 +42,15 @@ export const TARGETS = {
   burstCheckoutMs: 2000,
   shortJobsWall: 1.5,
   shortJobsCpu: 3,
+  sentinelMs: 2,
 };
 
 export interface LifecycleVariant {
   copy: Copy;
   shellStartToResult: Summary;
   monitorStartToResult: Summary;
+  /** A monitor's sentinel line printed → its result on this thread. */
+  sentinelToResult: Summary;
   firstOnWarm: Summary;
   burstFresh: Summary;
   burstAgain: Summary;
@@ -53,6 +60,11 @@ export interface LifecycleVariant {
 }
 
 export interface LifecycleResult extends PlainSpawns {
+  /** The short jobs run by a thread per job that spawns its own (the floor of that design), in a fresh process. */
+  threadSpawns: CpuWall;
+  /** A sentinel line printed → seen by a reader on this thread, as it is, and once it stopped the group and saw it gone. */
+  sentinelNaive: Summary;
+  sentinelStopped: Summary;
   variants: LifecycleVariant[];
 }
 
@@ -147,9 +159,11 @@ async function variant(copy: Copy): Promise<LifecycleVariant> {
   const runtime = await loadedRuntime(pkg);
   let shellStartToResult: Summary;
   let monitorStartToResult: Summary;
+  let sentinelToResult: Summary;
   try {
     shellStartToResult = await sequential(runtime, "shell");
     monitorStartToResult = await sequential(runtime, "monitor");
+    sentinelToResult = await monitorSentinel(runtime);
   } finally {
     await closeRuntime(runtime);
   }
@@ -163,6 +177,7 @@ async function variant(copy: Copy): Promise<LifecycleVariant> {
     copy,
     shellStartToResult,
     monitorStartToResult,
+    sentinelToResult,
     firstOnWarm: first,
     burstFresh: burstsMeasured.fresh,
     burstAgain: burstsMeasured.again,
@@ -174,9 +189,13 @@ async function variant(copy: Copy): Promise<LifecycleVariant> {
 export async function benchLifecycle(): Promise<LifecycleResult> {
   console.error(`  lifecycle: plain spawns, ${shortJobs()} short ones, in a fresh process`);
   const plain = await plainSpawnsInChild({ shortJobs: shortJobs(), burst: BURST, burstRepeats: BURST_REPEATS, sequential: SEQUENTIAL, concurrency: SHORT_CONCURRENCY });
+  console.error(`  lifecycle: a thread per job, ${shortJobs()} short ones, in a fresh process`);
+  const threadSpawns = await threadSpawnsInChild(shortJobs(), SHORT_CONCURRENCY);
+  console.error("  lifecycle: a sentinel read on this thread");
+  const sentinel = await mainThreadSentinel();
   const variants: LifecycleVariant[] = [];
   for (const copy of COPIES) variants.push(await variant(copy));
-  return { ...plain, variants };
+  return { ...plain, threadSpawns, sentinelNaive: sentinel.naive, sentinelStopped: sentinel.stopped, variants };
 }
 
 const ratio = (value: number, base: number) => `${(value / base).toFixed(2)}×`;
@@ -212,6 +231,32 @@ export function lifecycleRows(result: LifecycleResult): Row[] {
       met: v.firstOnWarm.median <= TARGETS.firstOnWarm * v.monitorStartToResult.median,
     });
   }
+  rows.push(
+    {
+      benchmark: "lifecycle: a sentinel line printed → the result (`completion: match`)",
+      variant: "naive: a reader on this thread sees the line (the process left running)",
+      result: `${ms(result.sentinelNaive.median)} median (p90 ${ms(result.sentinelNaive.p90)})`,
+      target: "baseline",
+      met: null,
+    },
+    {
+      benchmark: "",
+      variant: "floor: the same reader stops the process's group and sees it gone first, as a monitor's result does",
+      result: `${ms(result.sentinelStopped.median)} median (p90 ${ms(result.sentinelStopped.p90)})`,
+      target: "baseline",
+      met: null,
+    },
+  );
+  for (const v of result.variants) {
+    const summary = v.sentinelToResult;
+    rows.push({
+      benchmark: "",
+      variant: `monitor, warm pool, ${copyLabel(v.copy)}`,
+      result: `${ms(summary.median)} median (p90 ${ms(summary.p90)}) = ${ratio(summary.median, result.sentinelStopped.median)} the floor`,
+      target: `≤ ${TARGETS.sentinelMs} ms median`,
+      met: summary.median <= TARGETS.sentinelMs,
+    });
+  }
   rows.push({
     benchmark: "lifecycle: 64 jobs in one tick, until all 64 processes exist",
     variant: "64 plain spawns → 'spawn', from the same fresh process",
@@ -245,10 +290,18 @@ export function lifecycleRows(result: LifecycleResult): Row[] {
     target: "baseline",
     met: null,
   });
+  const floor = result.threadSpawns;
+  rows.push({
+    benchmark: "",
+    variant: `floor of a thread per job: ${SHORT_CONCURRENCY} warm threads in a fresh process, each spawning its own, no contract or log`,
+    result: `${cell(floor)} = ${ratio(floor.wallMs, spawn.wallMs)} wall, ${ratio(floor.cpuMs, spawn.cpuMs)} CPU`,
+    target: "baseline",
+    met: null,
+  });
   for (const { copy, shortMonitors: run } of result.variants) {
     const met = run.wallMs <= TARGETS.shortJobsWall * spawn.wallMs && run.cpuMs <= TARGETS.shortJobsCpu * spawn.cpuMs;
     const target = `≤ ${TARGETS.shortJobsWall}× spawn wall, ≤ ${TARGETS.shortJobsCpu}× CPU`;
-    const said = `${cell(run)} = ${ratio(run.wallMs, spawn.wallMs)} wall, ${ratio(run.cpuMs, spawn.cpuMs)} CPU`;
+    const said = `${cell(run)} = ${ratio(run.wallMs, spawn.wallMs)} wall, ${ratio(run.cpuMs, spawn.cpuMs)} CPU; ${ratio(run.wallMs, floor.wallMs)} the floor's wall`;
     rows.push({ benchmark: "", variant: `monitors, ${copyLabel(copy)}`, result: said, target, met });
   }
   const perJob = (run: CpuWall, part: "ownCpuMs" | "cpuMs") => run[part] / run.jobs;
