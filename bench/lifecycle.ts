@@ -9,12 +9,13 @@
  *   again on the same runtime right after (its threads kept from the first burst), beside 64 plain spawns;
  * - short jobs: `BENCH_SHORT_JOBS` (default 10,000; 50 under `BENCH_QUICK=1`) monitors of `echo`, 32 at a time:
  *   wall time and CPU (this process's threads plus its reaped children), beside plain spawns of the same;
- *   and beside the floor of a thread per running job (bench/thread-spawns.ts);
+ *   and beside the floor of pi-jobs' start and exit path: a thread per job starting it through pi-jobs' spawner, and
+ *   nothing else (bench/thread-spawns.ts);
  * - the CPU of one short job: 1,000 more on the same runtime, its threads made by then, this process's own CPU (Pi's
  *   thread and the actor threads) per job, beside a plain spawn's parent per spawn: work added to every job shows here;
  * - a sentinel: the line printed → the monitor's result, beside a reader on this thread (bench/sentinel.ts).
  *
- * The plain spawns and the thread floor run in fresh Node processes of their own, as a small process spawns.
+ * The plain spawns and the floor run in fresh Node processes of their own, as a small process spawns.
  */
 import type { JobHandle } from "../host/runtime/api.ts";
 import type { SupervisedRuntime } from "../host/runtime/runtime.ts";
@@ -60,7 +61,7 @@ export interface LifecycleVariant {
 }
 
 export interface LifecycleResult extends PlainSpawns {
-  /** The short jobs run by a thread per job that spawns its own (the floor of that design), in a fresh process. */
+  /** The short jobs run by a thread per job through pi-jobs' spawner, and nothing else, in a fresh process. */
   threadSpawns: CpuWall;
   /** A sentinel line printed → seen by a reader on this thread, as it is, and once it stopped the group and saw it gone. */
   sentinelNaive: Summary;
@@ -189,7 +190,7 @@ async function variant(copy: Copy): Promise<LifecycleVariant> {
 export async function benchLifecycle(): Promise<LifecycleResult> {
   console.error(`  lifecycle: plain spawns, ${shortJobs()} short ones, in a fresh process`);
   const plain = await plainSpawnsInChild({ shortJobs: shortJobs(), burst: BURST, burstRepeats: BURST_REPEATS, sequential: SEQUENTIAL, concurrency: SHORT_CONCURRENCY });
-  console.error(`  lifecycle: a thread per job, ${shortJobs()} short ones, in a fresh process`);
+  console.error(`  lifecycle: a thread per job through the spawner, ${shortJobs()} short ones, in a fresh process`);
   const threadSpawns = await threadSpawnsInChild(shortJobs(), SHORT_CONCURRENCY);
   console.error("  lifecycle: a sentinel read on this thread");
   const sentinel = await mainThreadSentinel();
@@ -293,7 +294,7 @@ export function lifecycleRows(result: LifecycleResult): Row[] {
   const floor = result.threadSpawns;
   rows.push({
     benchmark: "",
-    variant: `floor of a thread per job: ${SHORT_CONCURRENCY} warm threads in a fresh process, each spawning its own, no contract or log`,
+    variant: `floor of pi-jobs' start and exit path: ${SHORT_CONCURRENCY} warm threads in a fresh process, each job through pi-jobs' spawner, nothing else`,
     result: `${cell(floor)} = ${ratio(floor.wallMs, spawn.wallMs)} wall, ${ratio(floor.cpuMs, spawn.cpuMs)} CPU`,
     target: "baseline",
     met: null,
