@@ -1,10 +1,10 @@
 /**
  * Crash cleanup, the I/O half (the registry's format and the decisions are in host/safety/crash-registry.ts).
  *
- * Each runtime keeps a registry of its live jobs in its private log directory, rewritten (to a temporary file, then
- * renamed over the old one, so a reader never sees half a file) when a job starts or ends, and removed once no job is
- * live. A Pi killed with SIGKILL leaves its registry behind; the next session that starts finds it, sees that its
- * owner is gone, and ends every process that still carries one of that runtime's tags.
+ * Each runtime keeps a registry of its jobs in its private log directory, rewritten (to a temporary file, then renamed
+ * over the old one, so a reader never sees half a file) when a job spawns, and removed when the runtime shuts down. A
+ * Pi killed with SIGKILL leaves its registry behind; the next session that starts finds it, sees that its owner is
+ * gone, and ends every process that still carries one of that runtime's tags.
  */
 import { lstatSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { readdir, rename, unlink, writeFile } from "node:fs/promises";
@@ -37,15 +37,18 @@ export function readStartTicks(pid: number): number | null {
 export interface RegistryRecorder {
   add(job: Omit<RegistryJob, "leaderStartTicks">): void;
   remove(tag: string): void;
-  /** Resolves once the file says what the recorder knows now. */
+  /** Resolves once the file says what the recorder knows now, the jobs that ended included (removed when none is live). */
   flushed(): Promise<void>;
 }
 
 /**
- * Keeps `dir/jobs-registry.json` equal to the live jobs. Written only when a job starts or ends, never per output, and
- * off Pi's thread's critical path: the write is asynchronous, and the starts and ends that come while one is under way
- * share the next. Best effort: a failed write leaves the previous registry (a crash then cleans up less, never
- * something else).
+ * Keeps `dir/jobs-registry.json` naming every live job. A spawn is written at once: what a crash cleans up is what the
+ * file names. An end is not: it leaves the file at the next write, and the file is removed at shutdown, since an entry
+ * left by a job that ended is never acted on (a recorded group is signalled only while its first process runs with
+ * the recorded start time and carries the tag). Writing every end too, and removing the file whenever no job was live,
+ * cost a short job twice the writes (docs/decisions/exit-net.md). Never per output, and off Pi's thread's critical
+ * path: the write is asynchronous, and the spawns that come while one is under way share the next. Best effort: a
+ * failed write leaves the previous registry (a crash then cleans up less, never something else).
  */
 export function createRegistryRecorder(dir: string, runtimeId: string): RegistryRecorder | null {
   const ownerStart = readStartTicks(process.pid);
@@ -53,7 +56,10 @@ export function createRegistryRecorder(dir: string, runtimeId: string): Registry
   const path = join(dir, REGISTRY_FILE);
   const temporary = `${path}.${process.pid}.tmp`;
   const jobs = new Map<string, RegistryJob>();
+  /** Whether the file may still name jobs that ended. */
+  let stale = false;
   const write = async (): Promise<void> => {
+    stale = false;
     try {
       if (jobs.size === 0) {
         await unlink(path).catch(() => {});
@@ -97,10 +103,11 @@ export function createRegistryRecorder(dir: string, runtimeId: string): Registry
       void known.finally(() => starting.delete(known));
     },
     remove(tag) {
-      if (jobs.delete(tag)) schedule();
+      if (jobs.delete(tag)) stale = true;
     },
     flushed: async () => {
       await Promise.all(starting);
+      if (stale) schedule();
       await writing;
     },
   };

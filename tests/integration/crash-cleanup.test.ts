@@ -116,23 +116,34 @@ describe.runIf(linux)("the exit net", () => {
 });
 
 describe.runIf(linux)("the registry of live jobs", () => {
-  it("names each running job and is removed when none is live", async () => {
+  it("names each running job, leaves an ended one at the next spawn's write, and is removed at shutdown", async () => {
     runtime = runtimeFor();
-    const job = runtime.start(shellJob("sleep 30", { label: "a sleeping job" }));
-    await waitFor(() => job.phase() === "running", 30_000, "the job to run");
-    const path = join(runtime.logDir, REGISTRY_FILE);
-    const parsed = await waitFor(() => {
-      if (!existsSync(path)) return null;
-      const result = parseRegistry(readFileSync(path, "utf8"));
-      return "registry" in result ? result.registry : null;
-    }, 5000, "the registry");
+    const registered = (tags: string[]) =>
+      waitFor(() => {
+        const path = join(runtime!.logDir, REGISTRY_FILE);
+        if (!existsSync(path)) return null;
+        const result = parseRegistry(readFileSync(path, "utf8"));
+        return "registry" in result && result.registry.jobs.map((job) => job.tag).join() === tags.join() ? result.registry : null;
+      }, 5000, `the registry to name ${tags.length} job(s)`);
+    const first = runtime.start(shellJob("sleep 30", { label: "a sleeping job" }));
+    await waitFor(() => first.phase() === "running", 30_000, "the job to run");
+    const parsed = await registered([first.spec.tag]);
     expect(parsed.owner).toEqual({ pid: process.pid, startTicks: readStartTicks(process.pid), table: processTable().kind });
-    expect(parsed.jobs).toHaveLength(1);
-    expect(parsed.jobs[0]).toMatchObject({ tag: job.spec.tag, pid: job.pid(), pgid: job.pgid(), label: "a sleeping job" });
-    expect(parsed.jobs[0]!.leaderStartTicks).toBe(readStartTicks(job.pid()!));
-    await job.stop();
-    // Written one turn of the event loop after the change, so that a burst shares one write.
-    await waitFor(() => !existsSync(path), 5000, "the registry to be removed");
+    expect(parsed.jobs[0]).toMatchObject({ tag: first.spec.tag, pid: first.pid(), pgid: first.pgid(), label: "a sleeping job" });
+    expect(parsed.jobs[0]!.leaderStartTicks).toBe(readStartTicks(first.pid()!));
+    await first.stop();
+    // An end is not written on its own (an ended job's entry is never acted on): the file still names the first job.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(parseRegistry(readFileSync(join(runtime.logDir, REGISTRY_FILE), "utf8"))).toMatchObject({ registry: { jobs: [{ tag: first.spec.tag }] } });
+    // The next spawn's write names only the live job: the ended one leaves the file then.
+    const second = runtime.start(shellJob("sleep 30", { label: "another" }));
+    await waitFor(() => second.phase() === "running", 30_000, "the second job to run");
+    await registered([second.spec.tag]);
+    await second.stop();
+    const path = join(runtime.logDir, REGISTRY_FILE);
+    await runtime.shutdown();
+    runtime = null;
+    expect(existsSync(path)).toBe(false);
   });
 });
 
